@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Across a sequence of dumps: hot locks by (kind, lock class, waiting site), their holders,
+// holder resolution in the same or a neighbouring dump, stuck threads.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockwatch/analysis/lock_graph.hpp"
+#include "lockwatch/analysis/pools.hpp"
+#include "lockwatch/model/thread_dump.hpp"
+
+namespace lockwatch::analysis {
+
+/// A lock's identity across dumps. Addresses change when GC moves the object, so a
+/// lock is known by its class and the code that waits for it.
+struct LockKey {
+  LockKind kind = LockKind::monitor;
+  std::string lock_class;
+  std::string site;
+  auto operator<=>(const LockKey&) const = default;
+};
+
+enum class Resolution : std::uint8_t { same_dump, correlated, unresolved };
+std::string_view to_string(Resolution r) noexcept;
+
+struct ResolutionCounts {
+  std::uint64_t same_dump = 0;
+  std::uint64_t correlated = 0;   // the holder showed in a neighbouring dump
+  std::uint64_t unresolved = 0;
+  void add(Resolution r) noexcept;
+};
+
+struct HolderCount {
+  std::string site;
+  std::string thread;
+  std::uint64_t observations = 0;  // dumps in which this thread held the lock at this site
+};
+
+struct LockSummary {
+  LockKey key;
+  std::uint32_t max_waiters = 0;
+  std::uint64_t wait_observations = 0;  // waiting threads summed over dumps
+  std::uint32_t dumps_seen = 0;
+  std::vector<HolderCount> holders;     // most observed first
+  ResolutionCounts resolution;
+};
+
+struct StuckThread {
+  std::string thread;
+  std::optional<std::uint64_t> java_id;
+  LockKey lock;
+  std::uint32_t samples = 0;            // longest run of consecutive dumps waiting on it
+};
+
+struct DeadlockSummary {
+  std::vector<std::string> threads;
+  std::vector<LockKind> kinds;
+  bool found_in_graph = false;
+  bool reported_by_jvm = false;
+};
+
+struct DumpSummary {
+  double time = 0;
+  std::string timestamp;
+  std::uint32_t threads = 0;            // every entry: Java and VM threads
+  std::uint32_t java_threads = 0;
+  std::map<model::ThreadState, std::uint32_t> states;
+  std::uint32_t contending_threads = 0; // threads waiting to acquire a lock
+  std::vector<DeadlockSummary> deadlocks;
+  std::vector<PoolStates> pools;
+  bool complete = false;
+  bool synchronizers_listed = false;
+  std::uint64_t unknown_lines = 0;
+};
+
+struct SequenceReport {
+  std::vector<DumpSummary> dumps;
+  std::vector<LockSummary> locks;       // most wait observations first
+  ResolutionCounts resolution;
+  std::vector<StuckThread> stuck;
+};
+
+struct CorrelatorOptions {
+  std::uint32_t stuck_samples = 3;      // report threads waiting on one lock this many dumps in a row
+  std::uint32_t neighbour_window = 1;   // how many dumps before/after may resolve a holder
+};
+
+/// Keeps a compact copy of what each dump says about locks (owned strings, so the
+/// dumps can go) and reports over all of them. Pure: time is passed in.
+class Correlator {
+ public:
+  explicit Correlator(CorrelatorOptions options = {}) : options_(options) {}
+
+  void add(const model::ThreadDump& dump, double time_s);
+  SequenceReport report() const;
+  std::size_t size() const noexcept { return samples_.size(); }
+
+ private:
+  struct HolderRef {
+    std::string thread;
+    std::string site;
+  };
+  struct Observation {
+    LockKey key;
+    std::optional<std::uint64_t> address;
+    std::string thread;
+    std::optional<std::uint64_t> java_id;
+    std::optional<HolderRef> holder;
+  };
+  struct HeldLock {
+    LockKind kind;
+    std::uint64_t address;
+    std::string lock_class;
+    HolderRef holder;
+  };
+  struct Sample {
+    DumpSummary summary;
+    std::vector<Observation> waits;
+    std::vector<HeldLock> held;
+  };
+
+  std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
+  std::optional<HolderRef> find_in(const Sample& s, const Observation& o) const;
+  void count_waits(std::map<LockKey, LockSummary>& locks, ResolutionCounts& total) const;
+  std::vector<StuckThread> stuck_threads() const;
+
+  CorrelatorOptions options_;
+  std::vector<Sample> samples_;
+};
+
+}  // namespace lockwatch::analysis

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per dump: who waits for which lock, who holds it, and the deadlock cycles.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "lockwatch/model/thread_dump.hpp"
+
+namespace lockwatch::analysis {
+
+enum class LockKind : std::uint8_t { monitor, park };
+std::string_view to_string(LockKind kind) noexcept;
+
+/// One thread waiting to acquire a lock, in one dump. Views point into the dump.
+struct Wait {
+  std::uint32_t thread = 0;              // index into ThreadDump::threads
+  LockKind kind = LockKind::monitor;
+  std::optional<std::uint64_t> address;  // valid within this dump only (GC moves objects)
+  std::string_view lock_class;
+  std::string_view site;                 // where it waits: first frame that is not lock plumbing
+  std::optional<std::uint32_t> holder;   // thread index of the owner, when this dump shows it
+};
+
+/// A lock some thread holds: a monitor ("- locked", minus the one it waits on) or an
+/// owned j.u.c. synchronizer (only listed in -l dumps).
+struct Held {
+  std::uint32_t thread = 0;
+  LockKind kind = LockKind::monitor;
+  std::uint64_t address = 0;
+  std::string_view lock_class;
+  std::string_view site;                 // monitor: frame that locked it; park: holder's own site
+};
+
+struct Cycle {
+  std::vector<std::uint32_t> threads;    // in wait-for order
+  std::vector<LockKind> kinds;           // the lock each thread waits for, same order
+  bool found_in_graph = false;
+  bool reported_by_jvm = false;
+};
+
+struct LockGraph {
+  std::vector<Wait> waits;
+  std::vector<Held> held;
+  std::vector<Cycle> deadlocks;
+};
+
+/// Builds the wait-for graph of one dump and finds its cycles; cross-checks them with
+/// the JVM's own deadlock report (the JVM misses some j.u.c. cycles, and without -l
+/// the graph misses j.u.c. owners).
+LockGraph build_lock_graph(const model::ThreadDump& dump);
+
+}  // namespace lockwatch::analysis

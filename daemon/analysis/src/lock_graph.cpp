@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/analysis/lock_graph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "lockwatch/analysis/sites.hpp"
+
+namespace lockwatch::analysis {
+namespace {
+
+using model::LockAction;
+using model::LockRef;
+using model::ThreadInfo;
+
+struct WaitLine {
+  const LockRef* ref = nullptr;
+  LockKind kind = LockKind::monitor;
+  bool contends = false;  // false: the thread waits, but not to acquire a lock (Object.wait)
+};
+
+// The first wait line from the top of the stack says what the thread waits for.
+std::optional<WaitLine> wait_line(const ThreadInfo& t) {
+  for (const auto& ref : t.locks) {
+    switch (ref.action) {
+      case LockAction::waiting_to_lock: return WaitLine{&ref, LockKind::monitor, true};
+      // JDK 9-11 also print re-lock on the caller frames of a WAITING thread: only a
+      // BLOCKED thread is really re-entering the monitor.
+      case LockAction::waiting_to_relock: return WaitLine{&ref, LockKind::monitor, t.state == model::ThreadState::blocked};
+      case LockAction::parking:
+        return WaitLine{&ref, LockKind::park, ref.address.has_value() && !is_idle_blocker(ref.class_name)};
+      case LockAction::waiting_on:
+      case LockAction::class_init_wait: return WaitLine{&ref, LockKind::monitor, false};
+      case LockAction::locked:
+      case LockAction::eliminated: break;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view wait_site(const ThreadInfo& t, const WaitLine& w) {
+  if (w.kind == LockKind::park) return site_from(t, 0);
+  // Monitors: the frame that printed "waiting to lock" is the synchronized code itself
+  // (e.g. java.security.Provider.getService), even inside the JDK; a re-lock sits in
+  // Object.wait, so its site is the caller.
+  if (w.ref->action == LockAction::waiting_to_relock) return site_from(t, w.ref->frame);
+  return w.ref->frame < t.frames.size() ? model::frame_method(t.frames[w.ref->frame].text) : std::string_view{};
+}
+
+// Monitors held: "- locked <X>" except the X it waits on (a waiter prints "locked <X>"
+// under its wait/re-lock line). Re-entrant locks repeat: keep the outermost frame.
+void collect_monitors(std::uint32_t index, const ThreadInfo& t, const std::optional<WaitLine>& w,
+                      std::vector<Held>& out) {
+  const bool waits_on_object = w && w->ref->address;
+  const std::uint64_t waited = waits_on_object ? *w->ref->address : 0;
+  std::map<std::uint64_t, Held> by_address;
+  for (const auto& ref : t.locks) {
+    if (ref.action != LockAction::locked || !ref.address) continue;
+    if (waits_on_object && *ref.address == waited) continue;
+    const auto site = ref.frame < t.frames.size() ? model::frame_method(t.frames[ref.frame].text) : std::string_view{};
+    by_address[*ref.address] = Held{index, LockKind::monitor, *ref.address, ref.class_name, site};
+  }
+  for (auto& [address, held] : by_address) out.push_back(held);
+}
+
+void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector<Held>& out) {
+  for (const auto& s : t.owned_synchronizers)
+    out.push_back(Held{index, LockKind::park, s.address, s.class_name, site_from(t, 0)});
+}
+
+using HolderIndex = std::map<std::pair<LockKind, std::uint64_t>, std::uint32_t>;
+
+std::vector<std::optional<std::uint32_t>> next_hops(const LockGraph& g, std::size_t threads) {
+  std::vector<std::optional<std::uint32_t>> next(threads);
+  for (const auto& w : g.waits) next[w.thread] = w.holder;
+  return next;
+}
+
+// Each thread waits for at most one lock, so the graph is functional: follow the
+// chain from every thread and report each cycle once, rotated to its lowest index.
+std::vector<Cycle> find_cycles(const LockGraph& g, std::size_t threads) {
+  const auto next = next_hops(g, threads);
+  std::vector<std::uint8_t> color(threads, 0);  // 0 new, 1 on the current path, 2 done
+  std::vector<Cycle> cycles;
+  for (std::uint32_t start = 0; start < threads; ++start) {
+    std::vector<std::uint32_t> path;
+    std::optional<std::uint32_t> at = start;
+    while (at && color[*at] == 0) color[*at] = 1, path.push_back(*at), at = next[*at];
+    if (at && color[*at] == 1) {
+      Cycle c;
+      c.found_in_graph = true;
+      auto from = std::find(path.begin(), path.end(), *at);
+      c.threads.assign(from, path.end());
+      std::rotate(c.threads.begin(), std::min_element(c.threads.begin(), c.threads.end()), c.threads.end());
+      cycles.push_back(std::move(c));
+    }
+    for (auto p : path) color[p] = 2;
+  }
+  return cycles;
+}
+
+std::set<std::string_view> names_of(const model::ThreadDump& dump, const std::vector<std::uint32_t>& threads) {
+  std::set<std::string_view> names;
+  for (auto t : threads) names.insert(dump.threads[t].name);
+  return names;
+}
+
+std::optional<std::uint32_t> thread_named(const model::ThreadDump& dump, std::string_view name) {
+  for (std::uint32_t i = 0; i < dump.threads.size(); ++i)
+    if (dump.threads[i].name == name && dump.threads[i].is_java()) return i;
+  return std::nullopt;
+}
+
+void merge_jvm_reports(const model::ThreadDump& dump, std::vector<Cycle>& cycles) {
+  for (const auto& report : dump.jvm_deadlocks) {
+    const std::set<std::string_view> names(report.threads.begin(), report.threads.end());
+    auto match = std::find_if(cycles.begin(), cycles.end(),
+                              [&](const Cycle& c) { return names_of(dump, c.threads) == names; });
+    if (match != cycles.end()) {
+      match->reported_by_jvm = true;
+      continue;
+    }
+    Cycle c;
+    c.reported_by_jvm = true;
+    for (auto name : report.threads)
+      if (auto t = thread_named(dump, name)) c.threads.push_back(*t);
+    cycles.push_back(std::move(c));
+  }
+}
+
+void fill_kinds(const LockGraph& g, Cycle& c) {
+  for (auto t : c.threads) {
+    auto w = std::find_if(g.waits.begin(), g.waits.end(), [t](const Wait& x) { return x.thread == t; });
+    c.kinds.push_back(w == g.waits.end() ? LockKind::monitor : w->kind);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(LockKind kind) noexcept { return kind == LockKind::park ? "park" : "monitor"; }
+
+LockGraph build_lock_graph(const model::ThreadDump& dump) {
+  LockGraph g;
+  std::vector<std::optional<WaitLine>> lines(dump.threads.size());
+  for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
+    const auto& t = dump.threads[i];
+    lines[i] = wait_line(t);
+    collect_monitors(i, t, lines[i], g.held);
+    collect_synchronizers(i, t, g.held);
+  }
+  HolderIndex holders;
+  for (const auto& h : g.held) holders.emplace(std::pair{h.kind, h.address}, h.thread);
+  for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
+    if (!lines[i] || !lines[i]->contends) continue;
+    const auto& w = *lines[i];
+    Wait wait{i, w.kind, w.ref->address, w.ref->class_name, wait_site(dump.threads[i], w), std::nullopt};
+    if (auto h = w.ref->address ? holders.find({w.kind, *w.ref->address}) : holders.end(); h != holders.end() && h->second != i)
+      wait.holder = h->second;
+    g.waits.push_back(wait);
+  }
+  g.deadlocks = find_cycles(g, dump.threads.size());
+  merge_jvm_reports(dump, g.deadlocks);
+  for (auto& c : g.deadlocks) fill_kinds(g, c);
+  return g;
+}
+
+}  // namespace lockwatch::analysis

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cstdio>
+
+#include "lockwatch/model/canonical.hpp"
+#include "lockwatch/report/analyze_report.hpp"
+
+namespace lockwatch::report {
+namespace {
+
+using analysis::LockSummary;
+
+constexpr std::size_t max_locks_shown = 10;
+constexpr std::size_t max_holders_shown = 5;
+constexpr std::size_t max_pools_shown = 8;
+
+std::string quoted(std::string_view raw) { return '"' + model::printable(raw) + '"'; }
+
+std::string states_line(const std::map<model::ThreadState, std::uint32_t>& states) {
+  std::string out;
+  for (const auto& [state, n] : states)
+    out.append(out.empty() ? "" : ", ").append(model::to_string(state)).append(" ").append(std::to_string(n));
+  return out.empty() ? "no Java thread states" : out;
+}
+
+std::string resolution_line(const analysis::ResolutionCounts& r) {
+  return "same dump " + std::to_string(r.same_dump) + ", neighbouring dump " + std::to_string(r.correlated) +
+         ", unresolved " + std::to_string(r.unresolved);
+}
+
+void header(std::string& out, const AnalyzeResult& r) {
+  std::size_t incomplete = 0, unknown = 0;
+  for (const auto& d : r.report.dumps) incomplete += d.complete ? 0 : 1, unknown += d.unknown_lines;
+  out += "lockwatch analyze: " + std::to_string(r.report.dumps.size()) + " dump(s) from " +
+         std::to_string(r.inputs.size()) + " file(s)";
+  if (incomplete > 0) out += ", " + std::to_string(incomplete) + " incomplete (parsed as far as they go)";
+  if (unknown > 0) out += ", " + std::to_string(unknown) + " unrecognised line(s)";
+  out += "\n\n";
+}
+
+void dumps_section(std::string& out, const AnalyzeResult& r) {
+  out += "Thread states per dump\n";
+  for (std::size_t i = 0; i < r.report.dumps.size(); ++i) {
+    const auto& d = r.report.dumps[i];
+    char lead[64];
+    std::snprintf(lead, sizeof lead, "  %3zu  %5u threads  ", i + 1, d.threads);
+    out += lead + states_line(d.states);
+    if (d.contending_threads > 0) out += "  (" + std::to_string(d.contending_threads) + " contending)";
+    out += "  " + model::printable(r.inputs[r.dump_input[i]].path) + "\n";
+  }
+  out += "\n";
+}
+
+void lock_entry(std::string& out, std::size_t rank, const LockSummary& l) {
+  out += "  " + std::to_string(rank) + ". " + std::string(analysis::to_string(l.key.kind)) + " " +
+         model::printable(l.key.lock_class) + "\n";
+  out += "     waiting at   " + model::printable(l.key.site.empty() ? "<no frames>" : l.key.site) + "\n";
+  out += "     waiters      max " + std::to_string(l.max_waiters) + " per dump, " +
+         std::to_string(l.wait_observations) + " observation(s) in " + std::to_string(l.dumps_seen) + " dump(s)\n";
+  for (std::size_t i = 0; i < std::min(l.holders.size(), max_holders_shown); ++i) {
+    const auto& h = l.holders[i];
+    out += std::string(i == 0 ? "     held at      " : "                  ") + model::printable(h.site) + "  by " +
+           quoted(h.thread) + "  (" + std::to_string(h.observations) + " dump(s))\n";
+  }
+  if (l.holders.empty()) out += "     held at      not seen in any dump\n";
+  out += "     holder found " + resolution_line(l.resolution) + "\n";
+}
+
+void locks_section(std::string& out, const AnalyzeResult& r) {
+  out += "Contended locks (most waiting first)\n";
+  if (r.report.locks.empty()) out += "  none: no thread waits to acquire a lock\n";
+  for (std::size_t i = 0; i < std::min(r.report.locks.size(), max_locks_shown); ++i)
+    lock_entry(out, i + 1, r.report.locks[i]);
+  if (r.report.locks.size() > max_locks_shown)
+    out += "  ... " + std::to_string(r.report.locks.size() - max_locks_shown) + " more (see --format json)\n";
+  out += "\n";
+}
+
+void deadlocks_section(std::string& out, const AnalyzeResult& r) {
+  std::string body;
+  for (std::size_t i = 0; i < r.report.dumps.size(); ++i)
+    for (const auto& c : r.report.dumps[i].deadlocks) {
+      body += "  dump " + std::to_string(i + 1) + ":";
+      for (std::size_t k = 0; k < c.threads.size(); ++k)
+        body += (k ? " -> " : " ") + quoted(c.threads[k]) + " (" +
+                std::string(k < c.kinds.size() ? analysis::to_string(c.kinds[k]) : "?") + ")";
+      body += c.reported_by_jvm && c.found_in_graph ? "  [JVM report + wait-for graph]\n"
+              : c.reported_by_jvm                   ? "  [JVM report only]\n"
+                                                    : "  [wait-for graph only; the JVM did not report it]\n";
+    }
+  out += "Deadlocks\n" + (body.empty() ? "  none\n" : body) + "\n";
+}
+
+void pools_section(std::string& out, const AnalyzeResult& r) {
+  if (r.report.dumps.empty()) return;
+  const auto& pools = r.report.dumps.back().pools;
+  out += "Thread pools in the last dump\n";
+  if (pools.empty()) out += "  none\n";
+  for (std::size_t i = 0; i < std::min(pools.size(), max_pools_shown); ++i)
+    out += "  " + model::printable(pools[i].pool) + "  " + std::to_string(pools[i].threads) +
+           " thread(s): " + states_line(pools[i].states) + "\n";
+  out += "\n";
+}
+
+void stuck_section(std::string& out, const AnalyzeResult& r) {
+  if (r.report.stuck.empty()) return;
+  out += "Threads waiting on the same lock in consecutive dumps\n";
+  for (const auto& s : r.report.stuck)
+    out += "  " + quoted(s.thread) + " on " + std::string(analysis::to_string(s.lock.kind)) + " " +
+           model::printable(s.lock.lock_class) + " at " + model::printable(s.lock.site) + ": " +
+           std::to_string(s.samples) + " dumps\n";
+  out += "\n";
+}
+
+void resolution_section(std::string& out, const AnalyzeResult& r) {
+  out += "Holder resolution: " + resolution_line(r.report.resolution) + "\n";
+  const bool parks = std::any_of(r.report.locks.begin(), r.report.locks.end(),
+                                 [](const auto& l) { return l.key.kind == analysis::LockKind::park; });
+  const bool listed = std::any_of(r.report.dumps.begin(), r.report.dumps.end(),
+                                  [](const auto& d) { return d.synchronizers_listed; });
+  if (parks && !listed)
+    out += "Note: owners of j.u.c. locks are printed only by `jstack -l`; these dumps have none.\n";
+}
+
+}  // namespace
+
+std::string render_text(const AnalyzeResult& r) {
+  std::string out;
+  header(out, r);
+  dumps_section(out, r);
+  locks_section(out, r);
+  deadlocks_section(out, r);
+  pools_section(out, r);
+  stuck_section(out, r);
+  resolution_section(out, r);
+  return out;
+}
+
+}  // namespace lockwatch::report

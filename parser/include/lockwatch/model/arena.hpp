@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the bytes a parsed dump keeps; everything in the model is a view into it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace lockwatch::model {
+
+/// Append-only byte store. Views it hands out stay valid for the arena's lifetime
+/// (blocks never move). Not thread-safe; owned by one ThreadDump.
+class Arena {
+ public:
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  /// Copies `text` in and returns a view of the copy.
+  std::string_view store(std::string_view text);
+  /// Bytes handed out so far (not the capacity reserved).
+  std::size_t bytes_used() const noexcept { return used_; }
+
+ private:
+  static constexpr std::size_t block_size = 64 * 1024;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* cursor_ = nullptr;
+  std::size_t left_ = 0;
+  std::size_t used_ = 0;
+};
+
+}  // namespace lockwatch::model

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Push parser for thread dumps: feed bytes split anywhere, get whole dumps out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "lockwatch/model/thread_dump.hpp"
+
+namespace lockwatch::parser {
+
+/// Hard limits. Hitting one stops or trims parsing cleanly and is counted, never a crash.
+struct ParserLimits {
+  std::size_t max_line_bytes = 64 * 1024;         // longer lines are cut (counted in long_lines)
+  std::size_t max_total_bytes = std::size_t{2} << 30;  // input past this is ignored; parsing stops
+  std::size_t max_threads = 200'000;              // per dump; parsing stops past it
+  std::size_t max_frames_per_thread = 4096;       // HotSpot prints at most 1024 by default
+  std::size_t max_dumps = 100'000;                // per stream; parsing stops past it
+};
+
+enum class StopReason : std::uint8_t { none, max_total_bytes, max_threads, max_dumps };
+enum class Encoding : std::uint8_t { utf8, utf16le, utf16be };
+
+/// Stream-wide counters (per-dump ones live in model::DumpStats).
+struct ParseStats {
+  std::uint64_t bytes = 0;          // input bytes fed (before transcoding)
+  std::uint64_t lines = 0;          // lines seen, inside and outside dumps
+  std::uint64_t junk_lines = 0;     // non-blank lines outside any dump (prompts, log lines, status "0")
+  std::uint64_t dumps = 0;          // dumps completed
+  std::uint64_t incomplete_dumps = 0;  // dumps that ended before their end marker (truncated)
+  Encoding encoding = Encoding::utf8;
+  StopReason stopped = StopReason::none;
+};
+
+/// Push-based, chunk-invariant parser. The result does not depend on how the input is
+/// split across feed() calls. Several dumps in one stream come out as several dumps.
+/// Recognizes jstack / jcmd Thread.print / SIGQUIT text from JDK 1.5 to 25 and the
+/// JDK 21+ Thread.dump_to_file plain and JSON forms. Never throws on bad input.
+class DumpParser {
+ public:
+  explicit DumpParser(ParserLimits limits = {});
+  ~DumpParser();
+  DumpParser(DumpParser&&) noexcept;
+  DumpParser& operator=(DumpParser&&) noexcept;
+
+  void feed(std::string_view chunk);
+  /// End of input: flushes a last line without '\n' and closes the open dump.
+  void finish();
+  /// Dumps completed so far (a dump completes at the start of the next one or at finish()).
+  std::vector<model::ThreadDump> take_dumps();
+  const ParseStats& stats() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Convenience for whole buffers: feed + finish + take_dumps.
+std::vector<model::ThreadDump> parse_dumps(std::string_view text, ParserLimits limits = {},
+                                           ParseStats* stats = nullptr);
+
+}  // namespace lockwatch::parser

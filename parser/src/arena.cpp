@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/model/arena.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace lockwatch::model {
+
+std::string_view Arena::store(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > left_) {
+    // Oversized strings get a block of their own so the current block keeps its tail.
+    const std::size_t size = std::max(block_size, text.size());
+    blocks_.push_back(std::make_unique<char[]>(size));
+    if (text.size() >= block_size) {
+      std::memcpy(blocks_.back().get(), text.data(), text.size());
+      used_ += text.size();
+      return {blocks_.back().get(), text.size()};
+    }
+    cursor_ = blocks_.back().get();
+    left_ = size;
+  }
+  std::memcpy(cursor_, text.data(), text.size());
+  std::string_view stored{cursor_, text.size()};
+  cursor_ += text.size();
+  left_ -= text.size();
+  used_ += text.size();
+  return stored;
+}
+
+}  // namespace lockwatch::model

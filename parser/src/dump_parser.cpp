@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+// The state machine: classified lines in, ThreadDumps out.
+#include "lockwatch/parser/dump_parser.hpp"
+
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "dump_to_file_json.hpp"
+#include "line_kind.hpp"
+#include "lock_line.hpp"
+#include "text_input.hpp"
+#include "thread_header.hpp"
+
+namespace lockwatch::parser {
+
+using detail::LineKind;
+using model::ThreadDump;
+using model::ThreadInfo;
+
+namespace {
+
+enum class Mode : std::uint8_t {
+  outside,          // no dump open: junk, prompts, status lines
+  threads,          // between thread blocks
+  thread,           // inside a thread block
+  synchronizers,    // under "Locked ownable synchronizers:"
+  smr,              // inside "Threads class SMR info:" { ... }
+  trailer,          // after the JNI line
+  deadlock_summary, // "Found one Java-level deadlock:" ... the wait descriptions
+  deadlock_stacks,  // "Java stack information ...": repeats stacks; never new threads
+  heap,             // SIGQUIT "Heap" summary or a class histogram
+};
+
+// A name holding '\n' splits a header over several lines; this bounds the join.
+constexpr std::size_t max_header_lines = 16;
+
+bool is_body_kind(LineKind kind) {
+  switch (kind) {
+    case LineKind::blank: case LineKind::thread_state: case LineKind::carrying:
+    case LineKind::mounted: case LineKind::compile_task: case LineKind::frame:
+    case LineKind::lock: case LineKind::owned_header: case LineKind::jni:
+    case LineKind::dump_header:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string join_lines(const std::vector<std::string>& lines, std::string_view last) {
+  std::string joined;
+  for (const auto& l : lines) joined.append(l).push_back('\n');
+  joined.append(last);
+  return joined;
+}
+
+// "BLOCKED (on object monitor)" -> state BLOCKED, detail "on object monitor".
+void apply_state_line(std::string_view body, ThreadInfo& t, model::Arena& arena) {
+  const auto space = body.find(' ');
+  t.state = model::parse_thread_state(body.substr(0, space));
+  if (space == std::string_view::npos) return;
+  auto detail = body.substr(space + 1);
+  if (!detail.empty() && detail.front() == '(') detail.remove_prefix(1);
+  if (!detail.empty() && detail.back() == ')') detail.remove_suffix(1);
+  t.state_detail = arena.store(detail);
+}
+
+}  // namespace
+
+struct DumpParser::Impl {
+  explicit Impl(ParserLimits l) : limits(l), splitter(l.max_line_bytes) {}
+
+  ParserLimits limits;
+  ParseStats stats;
+  detail::Transcoder transcoder;
+  detail::LineSplitter splitter;
+  std::string decoded;
+  std::vector<ThreadDump> done;
+  std::optional<ThreadDump> dump;
+  Mode mode = Mode::outside;
+  bool tentative = false;             // the current thread's header may continue on the next line
+  std::string header_raw;             // that header's text so far
+  std::vector<std::string> pending;   // lines of a header not yet complete
+  std::string pending_timestamp;
+  std::unordered_set<std::uint64_t> java_ids;  // #ids of the open dump
+  enum class Input : std::uint8_t { undecided, text, json } input = Input::undecided;
+  std::string json;                   // a dump_to_file JSON document is parsed whole at finish()
+
+  bool stopped() const { return stats.stopped != StopReason::none; }
+  ThreadInfo* current() { return dump && !dump->threads.empty() ? &dump->threads.back() : nullptr; }
+  model::Arena& arena() { return *dump->arena; }
+
+  // ---- input ---------------------------------------------------------------------------
+
+  void feed(std::string_view chunk) {
+    if (stopped()) return;
+    if (stats.bytes + chunk.size() > limits.max_total_bytes) {
+      chunk = chunk.substr(0, limits.max_total_bytes - stats.bytes);
+      stats.stopped = StopReason::max_total_bytes;
+    }
+    stats.bytes += chunk.size();
+    decoded.clear();
+    transcoder.feed(chunk, decoded);
+    route(decoded);
+  }
+
+  void finish() {
+    decoded.clear();
+    transcoder.finish(decoded);
+    route(decoded);
+    stats.encoding = transcoder.encoding();
+    if (input == Input::json) {
+      finish_json();
+    } else {
+      splitter.finish([this](std::string_view line, bool cut) { on_line(line, cut); });
+      flush_pending();
+      close_dump();
+    }
+  }
+
+  // Text or JSON is decided by the first non-blank byte, so any split decides the same way.
+  void route(std::string_view text) {
+    if (input == Input::undecided) {
+      const auto first = text.find_first_not_of(" \t\r\n");
+      if (first == std::string_view::npos) {
+        json.append(text);
+        return;
+      }
+      input = text[first] == '{' ? Input::json : Input::text;
+      std::string held = std::move(json);
+      json.clear();
+      route(held);
+    }
+    if (input == Input::json) {
+      json.append(text);
+    } else {
+      splitter.feed(text, [this](std::string_view line, bool cut) { on_line(line, cut); });
+    }
+  }
+
+  void finish_json() {
+    dump.emplace();
+    detail::parse_dump_to_file_json(json, *dump);
+    json.clear();
+    close_dump();
+  }
+
+  // ---- lines ---------------------------------------------------------------------------
+
+  void on_line(std::string_view line, bool cut) {
+    if (stopped() && stats.stopped != StopReason::max_total_bytes) return;
+    ++stats.lines;
+    if (dump) ++dump->stats.lines;
+    if (cut) dump ? ++dump->stats.long_lines : ++stats.junk_lines;
+    if (!pending.empty()) return continue_pending(line);
+    dispatch(line);
+  }
+
+  void dispatch(std::string_view line) {
+    const detail::Line l = detail::classify(line);
+    if (tentative && !is_body_kind(l.kind) && extend_header(line)) return;
+    tentative = false;
+    switch (l.kind) {
+      case LineKind::blank: return on_blank();
+      case LineKind::dump_header: return open_dump(true, model::DumpFormat::jstack, l.body);
+      case LineKind::timestamp: return on_timestamp(line);
+      case LineKind::quoted: return on_quoted(line);
+      case LineKind::plain_header: return on_plain_header(line);
+      case LineKind::thread_state: return with_thread([&](ThreadInfo& t) { apply_state_line(l.body, t, arena()); });
+      case LineKind::carrying: return with_thread([&](ThreadInfo& t) { t.carrying_vthread = detail::parse_uint(l.body); });
+      case LineKind::mounted: return with_thread([&](ThreadInfo& t) { on_mounted(t); });
+      case LineKind::compile_task: return with_thread([&](ThreadInfo& t) { t.notes.push_back(arena().store(l.body)); });
+      case LineKind::frame: return with_thread([&](ThreadInfo& t) { add_frame(t, l.body); });
+      case LineKind::lock: return with_thread([&](ThreadInfo& t) { on_lock(t, l.body); });
+      case LineKind::owned_header: return with_thread([&](ThreadInfo& t) { on_owned_header(t); });
+      case LineKind::smr_header: return in_dump([&] { mode = Mode::smr; });
+      case LineKind::jni: return in_dump([&] { on_jni(l.body); });
+      case LineKind::deadlock_found: return in_dump([&] { dump->jvm_deadlocks.emplace_back(), mode = Mode::deadlock_summary; });
+      case LineKind::deadlock_stacks: return in_dump([&] { mode = Mode::deadlock_stacks; });
+      case LineKind::deadlock_footer: return in_dump([&] { mode = Mode::trailer; });
+      case LineKind::heap: return in_dump([&] { mode = Mode::heap; });
+      case LineKind::separator: case LineKind::indented: case LineKind::other:
+        return on_other(l);
+    }
+  }
+
+  // Runs `f` on the thread a body line belongs to; a line with no thread is counted.
+  template <class F>
+  void with_thread(F&& f) {
+    if (mode == Mode::deadlock_stacks || mode == Mode::deadlock_summary) return;  // repeated stacks
+    ThreadInfo* t = current();
+    const bool in_list = mode == Mode::thread || mode == Mode::synchronizers || mode == Mode::threads;
+    if (t == nullptr || !in_list) return count_stray();
+    if (mode == Mode::threads) mode = Mode::thread;  // a stack with a stray blank line inside
+    f(*t);
+  }
+
+  template <class F>
+  void in_dump(F&& f) {
+    if (!dump) return count_stray();
+    f();
+  }
+
+  void count_stray() {
+    if (dump && mode != Mode::outside && mode != Mode::trailer && mode != Mode::heap)
+      ++dump->stats.unknown_lines;
+    else
+      ++stats.junk_lines;
+  }
+
+  void on_blank() {
+    if (mode == Mode::thread || mode == Mode::synchronizers) mode = Mode::threads;
+    if (mode == Mode::heap) mode = Mode::trailer;
+  }
+
+  void on_timestamp(std::string_view line) {
+    if (dump && mode != Mode::trailer && mode != Mode::heap && !dump->threads.empty()) {
+      ++dump->stats.unknown_lines;
+      return;
+    }
+    pending_timestamp.assign(line);
+  }
+
+  void on_other(const detail::Line& l) {
+    if (mode == Mode::deadlock_summary || mode == Mode::deadlock_stacks || mode == Mode::smr ||
+        mode == Mode::heap)
+      return on_known_trailer_line(l);
+    ThreadInfo* t = current();
+    if (t && mode == Mode::thread && l.kind == LineKind::indented) {
+      // dump_to_file plain (JDK 21-24) prints frames indented, without "at ".
+      if (dump->format == model::DumpFormat::dump_to_file_plain) return add_frame(*t, l.body);
+      t->notes.push_back(arena().store(l.body));
+    }
+    count_stray();
+  }
+
+  // SMR lists, deadlock descriptions, heap summaries and class histograms: known, not kept.
+  void on_known_trailer_line(const detail::Line& l) {
+    if (mode == Mode::smr && l.body == "}") mode = Mode::threads;
+  }
+
+  // ---- threads -------------------------------------------------------------------------
+
+  void on_quoted(std::string_view line) {
+    if (mode == Mode::deadlock_summary || mode == Mode::deadlock_stacks) return on_deadlock_name(line);
+    auto header = detail::parse_thread_header(line);
+    if (header && (!dump || mode == Mode::trailer || mode == Mode::heap))
+      open_dump(false, model::DumpFormat::jstack, {});  // stitched dumps without "Full thread dump"
+    if (header) return start_thread(*header, line);
+    if (dump && mode != Mode::trailer && mode != Mode::heap) {
+      pending.emplace_back(line);  // maybe the first line of a name holding '\n'
+      return;
+    }
+    count_stray();
+  }
+
+  void continue_pending(std::string_view line) {
+    std::string joined = join_lines(pending, line);
+    if (auto header = detail::parse_thread_header(joined)) {
+      pending.clear();
+      return start_thread(*header, joined);
+    }
+    if (pending.size() < max_header_lines && joined.size() <= limits.max_line_bytes) {
+      pending.emplace_back(line);
+      return;
+    }
+    auto lines = std::move(pending);
+    pending.clear();
+    lines.emplace_back(line);
+    replay_after_failed_header(lines);
+  }
+
+  // The first line never became a header: count it and read the rest normally.
+  void replay_after_failed_header(const std::vector<std::string>& lines) {
+    ++dump->stats.unknown_lines;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      if (!pending.empty())
+        continue_pending(lines[i]);
+      else
+        dispatch(lines[i]);
+    }
+  }
+
+  void flush_pending() {
+    if (pending.empty()) return;
+    dump->stats.unknown_lines += pending.size();
+    pending.clear();
+  }
+
+  // A Java thread's header followed by a line that is no body line: the name held '\n'.
+  bool extend_header(std::string_view line) {
+    std::string joined = header_raw + '\n' + std::string(line);
+    auto header = detail::parse_thread_header(joined);
+    if (!header) return false;
+    ThreadInfo& t = dump->threads.back();
+    t = ThreadInfo{};
+    fill_thread(t, *header);
+    header_raw = std::move(joined);
+    return true;
+  }
+
+  void start_thread(const detail::HeaderFields& h, std::string_view raw) {
+    // A dump lists each #id once: a repeat is the next dump of a collection pasted
+    // without its "Full thread dump" line.
+    if (h.java_id && !java_ids.insert(*h.java_id).second) {
+      open_dump(false, model::DumpFormat::jstack, {});
+      java_ids.insert(*h.java_id);
+    }
+    if (!dump) return;  // a limit stopped parsing
+    if (dump->threads.size() >= limits.max_threads) {
+      stats.stopped = StopReason::max_threads;
+      return;
+    }
+    fill_thread(dump->threads.emplace_back(), h);
+    mode = Mode::thread;
+    // JDK 6+: a Java thread's header ends in "[0x..]"; VM threads (which may be listed
+    // without blank lines between them) never continue on the next line.
+    tentative = h.has_stack_bracket;
+    if (tentative) header_raw.assign(raw);
+  }
+
+  void fill_thread(ThreadInfo& t, const detail::HeaderFields& h) {
+    t.name = arena().store(h.name);
+    t.java_id = h.java_id, t.os_tid = h.os_tid, t.nid = h.nid, t.tid = h.tid;
+    t.daemon = h.daemon, t.prio = h.prio, t.os_prio = h.os_prio;
+    t.cpu_ms = h.cpu_ms, t.elapsed_s = h.elapsed_s;
+    t.header_status = arena().store(h.status);
+    t.has_header_fields = true;
+  }
+
+  void on_plain_header(std::string_view line) {
+    auto h = detail::parse_plain_header(line);
+    if (!h) return count_stray();
+    if (!dump || dump->format != model::DumpFormat::dump_to_file_plain || mode == Mode::trailer)
+      open_dump(false, model::DumpFormat::dump_to_file_plain, {});
+    if (!dump) return;
+    if (dump->threads.size() >= limits.max_threads) {
+      stats.stopped = StopReason::max_threads;
+      return;
+    }
+    ThreadInfo& t = dump->threads.emplace_back();
+    t.name = arena().store(h->name);
+    t.java_id = h->java_id;
+    t.is_virtual = h->is_virtual;
+    if (!h->status.empty()) t.state = model::parse_thread_state(h->status);  // JDK 25
+    mode = Mode::thread;
+    dump->stats.complete = true;  // this format has no end marker
+  }
+
+  void on_mounted(ThreadInfo& t) { t.mounted_frames_begin = static_cast<std::uint32_t>(t.frames.size()); }
+
+  void add_frame(ThreadInfo& t, std::string_view text) {
+    if (t.frames.size() >= limits.max_frames_per_thread) {
+      ++dump->stats.frames_dropped;
+      return;
+    }
+    t.frames.push_back({arena().store(text)});
+  }
+
+  void on_lock(ThreadInfo& t, std::string_view body) {
+    // JDK 7/8/9-11 print "- eliminated <owner is scalar replaced> (a X)" without a newline.
+    const auto glued = body.find("\tat ");
+    const std::string_view text = body.substr(0, glued);
+    if (mode == Mode::synchronizers)
+      on_owned_line(t, text);
+    else if (auto lock = detail::parse_lock_line(text))
+      add_lock(t, *lock);
+    else
+      count_stray();
+    if (glued != std::string_view::npos) add_frame(t, body.substr(glued + 4));
+  }
+
+  void add_lock(ThreadInfo& t, const detail::LockLine& lock) {
+    const auto frame = t.frames.empty() ? 0 : t.frames.size() - 1;
+    t.locks.push_back({lock.action, lock.address, arena().store(lock.class_name),
+                       static_cast<std::uint32_t>(frame)});
+  }
+
+  void on_owned_header(ThreadInfo& t) {
+    t.synchronizers_listed = true;
+    dump->synchronizers_listed = true;
+    mode = Mode::synchronizers;
+  }
+
+  void on_owned_line(ThreadInfo& t, std::string_view text) {
+    auto owned = detail::parse_owned_line(text);
+    if (!owned) return count_stray();
+    if (!owned->none) t.owned_synchronizers.push_back({owned->address, arena().store(owned->class_name)});
+  }
+
+  // ---- trailer -------------------------------------------------------------------------
+
+  void on_jni(std::string_view body) {
+    // "JNI global refs: 4, weak refs: 0" (JDK 10+) / "JNI global references: 235"
+    const auto colon = body.find(':');
+    if (colon != std::string_view::npos) {
+      auto digits = body.substr(colon + 1);
+      while (!digits.empty() && digits.front() == ' ') digits.remove_prefix(1);
+      dump->jni_global_refs = detail::parse_uint(digits.substr(0, digits.find(',')));
+    }
+    dump->stats.complete = true;
+    mode = Mode::trailer;
+  }
+
+  void on_deadlock_name(std::string_view line) {
+    // "\"Thread-1\":" names a thread of the cycle; in the stacks part it only repeats.
+    if (mode != Mode::deadlock_summary || dump->jvm_deadlocks.empty()) return;
+    if (line.size() < 3 || line.substr(line.size() - 2) != "\":") return;
+    dump->jvm_deadlocks.back().threads.push_back(arena().store(line.substr(1, line.size() - 3)));
+  }
+
+  // ---- dumps ---------------------------------------------------------------------------
+
+  void open_dump(bool has_header, model::DumpFormat format, std::string_view banner) {
+    close_dump();
+    if (stopped()) return;
+    dump.emplace();
+    java_ids.clear();
+    dump->format = format;
+    dump->stats.has_header = has_header;
+    if (!banner.empty() && banner.front() == ' ') banner.remove_prefix(1);
+    if (!banner.empty() && banner.back() == ':') banner.remove_suffix(1);
+    dump->vm_banner = arena().store(banner);
+    dump->timestamp = arena().store(pending_timestamp);
+    pending_timestamp.clear();
+    mode = Mode::threads;
+  }
+
+  void close_dump() {
+    tentative = false;
+    if (!dump) return;
+    flush_pending();
+    if (!dump->stats.complete) {
+      ++stats.incomplete_dumps;
+      if (!dump->threads.empty() && (mode == Mode::thread || mode == Mode::synchronizers))
+        dump->threads.back().truncated = true;
+    }
+    done.push_back(std::move(*dump));
+    dump.reset();
+    mode = Mode::outside;
+    if (++stats.dumps >= limits.max_dumps) stats.stopped = StopReason::max_dumps;
+  }
+};
+
+DumpParser::DumpParser(ParserLimits limits) : impl_(std::make_unique<Impl>(limits)) {}
+DumpParser::~DumpParser() = default;
+DumpParser::DumpParser(DumpParser&&) noexcept = default;
+DumpParser& DumpParser::operator=(DumpParser&&) noexcept = default;
+
+void DumpParser::feed(std::string_view chunk) { impl_->feed(chunk); }
+void DumpParser::finish() { impl_->finish(); }
+const ParseStats& DumpParser::stats() const noexcept { return impl_->stats; }
+
+std::vector<ThreadDump> DumpParser::take_dumps() {
+  auto out = std::move(impl_->done);
+  impl_->done.clear();
+  return out;
+}
+
+std::vector<ThreadDump> parse_dumps(std::string_view text, ParserLimits limits, ParseStats* stats) {
+  DumpParser parser(limits);
+  parser.feed(text);
+  parser.finish();
+  if (stats != nullptr) *stats = parser.stats();
+  return parser.take_dumps();
+}
+
+}  // namespace lockwatch::parser

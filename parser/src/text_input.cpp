@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "text_input.hpp"
+
+#include <cstring>
+
+#include "lockwatch/model/text.hpp"
+
+namespace lockwatch::parser::detail {
+
+using model::append_utf8;
+namespace {
+
+std::uint8_t byte_at(std::string_view s, std::size_t i) { return static_cast<std::uint8_t>(s[i]); }
+
+}  // namespace
+
+void Transcoder::feed(std::string_view chunk, std::string& out) {
+  if (!decided_) {
+    head_.append(chunk);
+    if (head_.size() >= 4) decide(out);
+    return;
+  }
+  if (encoding_ == Encoding::utf8)
+    out.append(chunk);
+  else
+    decode_utf16(chunk, out);
+}
+
+void Transcoder::finish(std::string& out) {
+  if (!decided_) decide(out);
+  if (!odd_byte_.empty()) out.append("\xEF\xBF\xBD");  // a dangling half code unit
+  if (high_surrogate_ != 0) out.append("\xEF\xBF\xBD");
+  odd_byte_.clear();
+  high_surrogate_ = 0;
+}
+
+void Transcoder::decide(std::string& out) {
+  decided_ = true;
+  const std::string_view h = head_;
+  std::size_t skip = 0;
+  if (h.size() >= 3 && h.substr(0, 3) == "\xEF\xBB\xBF") {
+    skip = 3;
+  } else if (h.size() >= 2 && byte_at(h, 0) == 0xFF && byte_at(h, 1) == 0xFE) {
+    encoding_ = Encoding::utf16le, skip = 2;
+  } else if (h.size() >= 2 && byte_at(h, 0) == 0xFE && byte_at(h, 1) == 0xFF) {
+    encoding_ = Encoding::utf16be, skip = 2;
+  } else if (h.size() >= 4 && h[0] != 0 && h[1] == 0 && h[2] != 0 && h[3] == 0) {
+    encoding_ = Encoding::utf16le;  // no BOM, but ASCII text in UTF-16LE
+  } else if (h.size() >= 4 && h[0] == 0 && h[1] != 0 && h[2] == 0 && h[3] != 0) {
+    encoding_ = Encoding::utf16be;
+  }
+  const std::string rest = head_.substr(skip);
+  head_.clear();
+  feed(rest, out);
+}
+
+void Transcoder::decode_utf16(std::string_view bytes, std::string& out) {
+  std::size_t i = 0;
+  if (!odd_byte_.empty() && !bytes.empty()) {
+    const char pair[2] = {odd_byte_[0], bytes[0]};
+    odd_byte_.clear();
+    i = 1;
+    decode_utf16(std::string_view(pair, 2), out);
+  }
+  const bool le = encoding_ == Encoding::utf16le;
+  for (; i + 1 < bytes.size(); i += 2) {
+    const unsigned lo = byte_at(bytes, le ? i : i + 1), hi = byte_at(bytes, le ? i + 1 : i);
+    emit_code_unit(static_cast<std::uint16_t>(lo | (hi << 8)), out);
+  }
+  if (i < bytes.size()) odd_byte_.assign(1, bytes[i]);
+}
+
+void Transcoder::emit_code_unit(std::uint16_t unit, std::string& out) {
+  if (high_surrogate_ != 0) {
+    const std::uint16_t high = high_surrogate_;
+    high_surrogate_ = 0;
+    if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      append_utf8(0x10000 + ((char32_t{high} - 0xD800) << 10) + (char32_t{unit} - 0xDC00), out);
+      return;
+    }
+    out.append("\xEF\xBF\xBD");  // unpaired high surrogate
+  }
+  if (unit >= 0xD800 && unit <= 0xDBFF) {
+    high_surrogate_ = unit;
+  } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+    out.append("\xEF\xBF\xBD");
+  } else {
+    append_utf8(unit, out);
+  }
+}
+
+void LineSplitter::feed(std::string_view text, const Sink& sink) {
+  while (!text.empty()) {
+    const void* nl = std::memchr(text.data(), '\n', text.size());
+    if (nl == nullptr) {
+      append_carry(text);
+      return;
+    }
+    const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
+    if (carry_.empty() && !carry_cut_) {
+      // Fast path: the whole line is inside this chunk; no copy.
+      const bool cut = len > max_line_;
+      emit(text.substr(0, cut ? max_line_ : len), cut, sink);
+    } else {
+      append_carry(text.substr(0, len));
+      emit(carry_, carry_cut_, sink);
+      carry_.clear();
+      carry_cut_ = false;
+    }
+    text.remove_prefix(len + 1);
+  }
+}
+
+void LineSplitter::finish(const Sink& sink) {
+  if (!carry_.empty() || carry_cut_) emit(carry_, carry_cut_, sink);
+  carry_.clear();
+  carry_cut_ = false;
+}
+
+void LineSplitter::emit(std::string_view line, bool was_cut, const Sink& sink) {
+  if (!was_cut && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+  sink(line, was_cut);
+}
+
+void LineSplitter::append_carry(std::string_view part) {
+  const std::size_t room = max_line_ > carry_.size() ? max_line_ - carry_.size() : 0;
+  if (part.size() > room) carry_cut_ = true;
+  carry_.append(part.substr(0, room));
+}
+
+}  // namespace lockwatch::parser::detail
