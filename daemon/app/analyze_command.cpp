@@ -83,7 +83,6 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
   return files;
 }
 
-// Streams one file through the parser; the dumps go to the correlator one by one.
 bool read_file(const std::string& path, report::AnalyzeResult& result, analysis::Correlator& correlator,
                std::ostream& err) {
   std::ifstream in(path, std::ios::binary);
@@ -91,8 +90,16 @@ bool read_file(const std::string& path, report::AnalyzeResult& result, analysis:
     err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
     return false;
   }
+  return analyze_stream(in, path, result, correlator, err);
+}
+
+}  // namespace
+
+bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
+                    analysis::Correlator& correlator, std::ostream& err) {
   parser::DumpParser parser;
   std::vector<char> buffer(256 * 1024);
+  result.inputs.push_back({label, 0, {}});
   auto add_dumps = [&] {
     for (auto& dump : parser.take_dumps()) {
       correlator.add(dump, static_cast<double>(result.dump_input.size()));
@@ -100,23 +107,20 @@ bool read_file(const std::string& path, report::AnalyzeResult& result, analysis:
       ++result.inputs.back().dumps;
     }
   };
-  result.inputs.push_back({path, 0, {}});
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     parser.feed({buffer.data(), static_cast<std::size_t>(in.gcount())});
     add_dumps();
   }
   if (in.bad()) {
-    err << "lockwatch analyze: error reading '" << path << "'\n";
+    err << "lockwatch analyze: error reading '" << label << "'\n";
     return false;
   }
   parser.finish();
   add_dumps();
   result.inputs.back().stats = parser.stats();
-  if (result.inputs.back().dumps == 0) err << "lockwatch analyze: no thread dump found in '" << path << "'\n";
+  if (result.inputs.back().dumps == 0) err << "lockwatch analyze: no thread dump found in '" << label << "'\n";
   return true;
 }
-
-}  // namespace
 
 int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {

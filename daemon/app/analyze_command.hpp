@@ -2,11 +2,21 @@
 // `lockwatch analyze [--format text|json] FILE|DIR...`: saved dumps in, contention report out.
 #pragma once
 
+#include <istream>
 #include <ostream>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/report/analyze_report.hpp"
+
 namespace lockwatch::app {
+
+/// Streams one input through the parser into `correlator`, recording it in `result`
+/// under `label`. False on a read error (the message goes to `err`).
+bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
+                    analysis::Correlator& correlator, std::ostream& err);
 
 /// Exit codes: 0 report written, 1 no thread dump in the inputs, 2 usage or unreadable input.
 int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);

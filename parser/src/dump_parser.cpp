@@ -76,6 +76,7 @@ struct DumpParser::Impl {
   detail::Transcoder transcoder;
   detail::LineSplitter splitter;
   std::string decoded;
+  std::size_t consumed = 0;           // input bytes accepted (at most max_total_bytes)
   std::vector<ThreadDump> done;
   std::optional<ThreadDump> dump;
   Mode mode = Mode::outside;
@@ -87,19 +88,24 @@ struct DumpParser::Impl {
   enum class Input : std::uint8_t { undecided, text, json } input = Input::undecided;
   std::string json;                   // a dump_to_file JSON document is parsed whole at finish()
 
-  bool stopped() const { return stats.stopped != StopReason::none; }
+  // Input past max_total_bytes is dropped but what came before is still read to the
+  // end; the other limits halt reading at once.
+  bool halted() const { return stats.stopped != StopReason::none && stats.stopped != StopReason::max_total_bytes; }
   ThreadInfo* current() { return dump && !dump->threads.empty() ? &dump->threads.back() : nullptr; }
   model::Arena& arena() { return *dump->arena; }
 
   // ---- input ---------------------------------------------------------------------------
 
   void feed(std::string_view chunk) {
-    if (stopped()) return;
-    if (stats.bytes + chunk.size() > limits.max_total_bytes) {
-      chunk = chunk.substr(0, limits.max_total_bytes - stats.bytes);
+    stats.bytes += chunk.size();  // every byte offered, so the count does not depend on chunking
+    if (halted()) return;
+    const std::size_t room = limits.max_total_bytes - consumed;
+    if (chunk.size() > room) {
+      chunk = chunk.substr(0, room);
       stats.stopped = StopReason::max_total_bytes;
     }
-    stats.bytes += chunk.size();
+    if (chunk.empty()) return;
+    consumed += chunk.size();
     decoded.clear();
     transcoder.feed(chunk, decoded);
     route(decoded);
@@ -149,12 +155,14 @@ struct DumpParser::Impl {
   // ---- lines ---------------------------------------------------------------------------
 
   void on_line(std::string_view line, bool cut) {
-    if (stopped() && stats.stopped != StopReason::max_total_bytes) return;
+    if (halted()) return;
     ++stats.lines;
-    if (dump) ++dump->stats.lines;
-    if (cut) dump ? ++dump->stats.long_lines : ++stats.junk_lines;
-    if (!pending.empty()) return continue_pending(line);
-    dispatch(line);
+    if (cut) ++stats.long_lines;
+    if (!pending.empty())
+      continue_pending(line);
+    else
+      dispatch(line);
+    if (dump) ++dump->stats.lines, dump->stats.long_lines += cut ? 1 : 0;
   }
 
   void dispatch(std::string_view line) {
@@ -414,7 +422,7 @@ struct DumpParser::Impl {
 
   void open_dump(bool has_header, model::DumpFormat format, std::string_view banner) {
     close_dump();
-    if (stopped()) return;
+    if (halted()) return;
     dump.emplace();
     java_ids.clear();
     dump->format = format;

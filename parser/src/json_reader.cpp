@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_reader.hpp"
 
-#include <utility>
+#include <algorithm>
 
 namespace lockwatch::parser::detail {
 namespace {
@@ -50,11 +50,13 @@ class JsonParser {
   void link(std::uint32_t index);
   bool literal(std::string_view word, JsonType type, bool truth, std::string_view key);
   bool number(std::string_view key);
+  bool fraction_and_exponent();
   bool digits();
   bool string_value(std::string_view key);
   bool member_key(std::string_view& key);
   bool read_string(std::string_view& out);
   bool read_escaped(std::size_t start, std::string_view& out);
+  std::size_t plain_run_end(std::size_t at) const noexcept;
   bool escape(std::string& out);
   bool unicode_escape(std::string& out);
   std::optional<std::uint32_t> hex4_at(std::size_t at) const noexcept;
@@ -64,6 +66,7 @@ class JsonParser {
   JsonDocument& doc_;
   std::size_t pos_ = 0;
   std::vector<Open> stack_;
+  std::string scratch_;                   // the string being decoded; keeps its capacity
 };
 
 void JsonParser::run() {
@@ -178,22 +181,23 @@ bool JsonParser::literal(std::string_view word, JsonType type, bool truth, std::
 bool JsonParser::number(std::string_view key) {
   const std::size_t start = pos_;
   if (in_[pos_] == '-') ++pos_;
-  if (!at_end() && in_[pos_] == '0')
-    ++pos_;
-  else if (!digits())
-    return false;
+  const bool zero = !at_end() && in_[pos_] == '0';
+  if (zero) ++pos_;
+  if ((!zero && !digits()) || !fraction_and_exponent()) return false;
+  const auto index = add(JsonType::number, key, start);
+  if (index) doc_.nodes_[*index].text = in_.substr(start, pos_ - start);
+  return index.has_value();
+}
+
+bool JsonParser::fraction_and_exponent() {
   if (!at_end() && in_[pos_] == '.') {
     ++pos_;
     if (!digits()) return false;
   }
-  if (!at_end() && (in_[pos_] == 'e' || in_[pos_] == 'E')) {
-    ++pos_;
-    if (!at_end() && (in_[pos_] == '+' || in_[pos_] == '-')) ++pos_;
-    if (!digits()) return false;
-  }
-  const auto index = add(JsonType::number, key, start);
-  if (index) doc_.nodes_[*index].text = in_.substr(start, pos_ - start);
-  return index.has_value();
+  if (at_end() || (in_[pos_] != 'e' && in_[pos_] != 'E')) return true;
+  ++pos_;
+  if (!at_end() && (in_[pos_] == '+' || in_[pos_] == '-')) ++pos_;
+  return digits();
 }
 
 // One or more decimal digits.
@@ -229,35 +233,40 @@ bool JsonParser::member_key(std::string_view& key) {
 // At the opening quote. Strings without escapes stay views into the input.
 bool JsonParser::read_string(std::string_view& out) {
   const std::size_t start = ++pos_;
-  while (!at_end()) {
-    const auto c = static_cast<unsigned char>(in_[pos_]);
-    if (c == '"') {
-      out = in_.substr(start, pos_++ - start);
-      return true;
-    }
-    if (c == '\\') return read_escaped(start, out);
-    if (c < 0x20) return fail("control character in string", pos_);
-    ++pos_;
-  }
-  return fail(end_of_input, in_.size());
+  pos_ = plain_run_end(pos_);
+  if (at_end()) return fail(end_of_input, in_.size());
+  if (in_[pos_] == '\\') return read_escaped(start, out);
+  if (in_[pos_] != '"') return fail("control character in string", pos_);
+  out = in_.substr(start, pos_++ - start);
+  return true;
 }
 
 // Continues read_string() at the first backslash, decoding into document-owned storage.
 bool JsonParser::read_escaped(std::size_t start, std::string_view& out) {
-  std::string buffer(in_.substr(start, pos_ - start));
+  scratch_.assign(in_.substr(start, pos_ - start));
   while (!at_end()) {
-    const auto c = static_cast<unsigned char>(in_[pos_++]);
+    const char c = in_[pos_++];
     if (c == '"') {
-      out = doc_.decoded_.emplace_back(std::move(buffer));
+      out = doc_.keep(scratch_);
       return true;
     }
-    if (c < 0x20) return fail("control character in string", pos_ - 1);
-    if (c != '\\')
-      buffer.push_back(static_cast<char>(c));
-    else if (!escape(buffer))
-      return false;
+    if (c != '\\') return fail("control character in string", pos_ - 1);
+    if (!escape(scratch_)) return false;
+    const std::size_t run = plain_run_end(pos_);
+    scratch_.append(in_.substr(pos_, run - pos_));
+    pos_ = run;
   }
   return fail(end_of_input, in_.size());
+}
+
+// Where the run of bytes that need no decoding ends: at '"', '\\', a control character or the end.
+std::size_t JsonParser::plain_run_end(std::size_t at) const noexcept {
+  while (at < in_.size()) {
+    const auto c = static_cast<unsigned char>(in_[at]);
+    if (c == '"' || c == '\\' || c < 0x20) break;
+    ++at;
+  }
+  return at;
 }
 
 // Just after a backslash.
@@ -304,6 +313,20 @@ std::optional<std::uint32_t> JsonParser::hex4_at(std::size_t at) const noexcept 
     unit = unit << 4 | static_cast<std::uint32_t>(digit);
   }
   return unit;
+}
+
+std::string_view JsonDocument::keep(std::string_view text) {
+  constexpr std::size_t block_size = 16 * 1024;
+  if (text.size() > block_left_) {
+    const std::size_t size = std::max(block_size, text.size());
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    block_next_ = blocks_.back().get();
+    block_left_ = size;
+  }
+  const std::string_view kept(block_next_, text.size());
+  block_next_ = std::copy(text.begin(), text.end(), block_next_);
+  block_left_ -= text.size();
+  return kept;
 }
 
 JsonDocument JsonDocument::parse(std::string_view text, JsonLimits limits) {

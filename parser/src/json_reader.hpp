@@ -6,8 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,8 +99,13 @@ class JsonDocument {
 
  private:
   friend class JsonParser;
+  /// Copies a decoded string into blocks that never move, so views survive moving the document.
+  std::string_view keep(std::string_view text);
+
   std::vector<JsonNode> nodes_;
-  std::deque<std::string> decoded_;        // a deque never moves its elements
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* block_next_ = nullptr;
+  std::size_t block_left_ = 0;
   std::optional<JsonError> error_;
 };
 

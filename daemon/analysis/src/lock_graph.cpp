@@ -116,8 +116,10 @@ std::optional<std::uint32_t> thread_named(const model::ThreadDump& dump, std::st
 void merge_jvm_reports(const model::ThreadDump& dump, std::vector<Cycle>& cycles) {
   for (const auto& report : dump.jvm_deadlocks) {
     const std::set<std::string_view> names(report.threads.begin(), report.threads.end());
-    auto match = std::find_if(cycles.begin(), cycles.end(),
-                              [&](const Cycle& c) { return names_of(dump, c.threads) == names; });
+    // Names are not unique (two "DeadlockThread-A" in two cycles): each cycle takes one report.
+    auto match = std::find_if(cycles.begin(), cycles.end(), [&](const Cycle& c) {
+      return !c.reported_by_jvm && names_of(dump, c.threads) == names;
+    });
     if (match != cycles.end()) {
       match->reported_by_jvm = true;
       continue;

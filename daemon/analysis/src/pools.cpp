@@ -7,16 +7,21 @@ namespace lockwatch::analysis {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 }  // namespace
 
 std::optional<std::string> pool_of(std::string_view name) {
+  // The member number ends the name, or only closing punctuation follows it
+  // ("AtmostOneTaskExecutor[...] [#15]"); digits inside words ("UDP 33848 monitor") are not one.
   auto end = name.size();
-  while (end > 0 && !is_digit(name[end - 1])) --end;
-  if (end == 0) return std::nullopt;
+  while (end > 0 && !is_digit(name[end - 1])) {
+    if (is_alpha(name[end - 1])) return std::nullopt;
+    --end;
+  }
   auto begin = end;
   while (begin > 0 && is_digit(name[begin - 1])) --begin;
-  if (begin == 0) return std::nullopt;
+  if (end == 0 || begin == 0) return std::nullopt;
   std::string pool(name.substr(0, begin));
   pool.append("N").append(name.substr(end));
   return pool;
@@ -31,10 +36,11 @@ std::vector<PoolStates> group_pools(const model::ThreadDump& dump) {
     auto& entry = by_name[*pool];
     entry.pool = *pool;
     ++entry.threads;
-    ++entry.states[t.state];
+    if (t.state != model::ThreadState::none) ++entry.states[t.state];  // carriers print no state
   }
   std::vector<PoolStates> out;
-  for (auto& [name, stats] : by_name) out.push_back(std::move(stats));
+  for (auto& [name, stats] : by_name)
+    if (stats.threads >= 2) out.push_back(std::move(stats));  // one thread is not a pool
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.threads > b.threads; });
   return out;
 }

@@ -26,8 +26,9 @@ enum class Encoding : std::uint8_t { utf8, utf16le, utf16be };
 
 /// Stream-wide counters (per-dump ones live in model::DumpStats).
 struct ParseStats {
-  std::uint64_t bytes = 0;          // input bytes fed (before transcoding)
+  std::uint64_t bytes = 0;          // input bytes fed (before transcoding), read or not
   std::uint64_t lines = 0;          // lines seen, inside and outside dumps
+  std::uint64_t long_lines = 0;     // lines cut at max_line_bytes
   std::uint64_t junk_lines = 0;     // non-blank lines outside any dump (prompts, log lines, status "0")
   std::uint64_t dumps = 0;          // dumps completed
   std::uint64_t incomplete_dumps = 0;  // dumps that ended before their end marker (truncated)

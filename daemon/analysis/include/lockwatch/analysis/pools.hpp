@@ -13,8 +13,8 @@
 
 namespace lockwatch::analysis {
 
-/// The pool a thread name belongs to: its last run of digits replaced by "N".
-/// Nothing for names without digits, or made only of digits (not a pool member).
+/// The pool a thread name belongs to: its closing number replaced by "N". Nothing for
+/// names that do not end in a number (closing brackets aside) or are only a number.
 std::optional<std::string> pool_of(std::string_view thread_name);
 
 struct PoolStates {
@@ -23,7 +23,8 @@ struct PoolStates {
   std::map<model::ThreadState, std::uint32_t> states;
 };
 
-/// Pools of the dump's Java threads, largest first (ties by name).
+/// Pools (two or more threads) of the dump's Java threads, largest first (ties by name);
+/// `states` leaves out threads that print no state (carriers of a virtual thread).
 std::vector<PoolStates> group_pools(const model::ThreadDump& dump);
 
 }  // namespace lockwatch::analysis

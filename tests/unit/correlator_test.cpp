@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Holder resolution across dumps. The addresses change between dumps like they do
+// after a GC; identity is (kind, class, waiting site).
+#include <catch2/catch.hpp>
+
+#include "lockwatch/analysis/correlator.hpp"
+#include "test_support.hpp"
+
+using namespace lockwatch;
+
+namespace {
+
+std::string header(const char* name, int id, const char* status) {
+  return "\"" + std::string(name) + "\" #" + std::to_string(id) + " prio=5 os_prio=0 tid=0x" + std::to_string(id) +
+         " nid=0x1 " + status + "  [0x1]\n";
+}
+
+std::string waiter(const char* name, int id, const char* address) {
+  return header(name, id, "waiting for monitor entry") + "   java.lang.Thread.State: BLOCKED (on object monitor)\n" +
+         "\tat Inventory.reserve(Inventory.java:12)\n\t- waiting to lock <" + address + "> (a Inventory)\n" +
+         "\tat Worker.run(Worker.java:5)\n\n";
+}
+
+std::string holder(const char* name, int id, const char* address) {
+  return header(name, id, "waiting on condition") + "   java.lang.Thread.State: TIMED_WAITING (sleeping)\n" +
+         "\tat java.lang.Thread.sleep(Native Method)\n\tat Inventory.recalculate(Inventory.java:20)\n" +
+         "\t- locked <" + address + "> (a Inventory)\n\tat Worker.run(Worker.java:5)\n\n";
+}
+
+model::ThreadDump dump(const std::string& threads) {
+  return test::parse_one("Full thread dump x:\n\n" + threads + "JNI global refs: 1, weak refs: 0\n");
+}
+
+}  // namespace
+
+TEST_CASE("correlator: same dump, neighbouring dump, unresolved", "[analysis][correlator]") {
+  analysis::Correlator c;
+  c.add(dump(waiter("w1", 21, "0x10") + waiter("w2", 22, "0x10") + holder("h", 30, "0x10")), 0);
+  c.add(dump(waiter("w1", 21, "0x20")), 1);  // the holder let go between safepoints
+  c.add(dump(waiter("w1", 21, "0x30")), 2);
+  c.add(dump(waiter("w1", 21, "0x40")), 3);  // two dumps away from the last holder sighting
+  const auto r = c.report();
+  REQUIRE(r.locks.size() == 1);
+  const auto& l = r.locks[0];
+  CHECK(l.key.kind == analysis::LockKind::monitor);
+  CHECK(l.key.lock_class == "Inventory");
+  CHECK(l.key.site == "Inventory.reserve");
+  CHECK(l.max_waiters == 2);
+  CHECK(l.wait_observations == 5);
+  CHECK(l.dumps_seen == 4);
+  CHECK(r.resolution.same_dump == 2);
+  CHECK(r.resolution.correlated == 1);
+  CHECK(r.resolution.unresolved == 2);
+  REQUIRE(l.holders.size() == 1);
+  CHECK(l.holders[0].site == "Inventory.recalculate");
+  CHECK(l.holders[0].thread == "h");
+  CHECK(l.holders[0].observations == 2);  // seen in dump 0, and lent to dump 1
+}
+
+TEST_CASE("correlator: a wider window resolves more", "[analysis][correlator]") {
+  analysis::Correlator c({3, 2});
+  c.add(dump(holder("h", 30, "0x10") + waiter("w1", 21, "0x10")), 0);
+  c.add(dump(waiter("w1", 21, "0x20")), 1);
+  c.add(dump(waiter("w1", 21, "0x30")), 2);
+  const auto r = c.report();
+  CHECK(r.resolution.same_dump == 1);
+  CHECK(r.resolution.correlated == 2);
+  CHECK(r.resolution.unresolved == 0);
+}
+
+TEST_CASE("correlator: a holder found by address in a neighbouring dump", "[analysis][correlator]") {
+  analysis::Correlator c;
+  c.add(dump(holder("h", 30, "0x10")), 0);   // nobody waits yet: only the held lock is known
+  c.add(dump(waiter("w1", 21, "0x10")), 1);
+  const auto r = c.report();
+  CHECK(r.resolution.correlated == 1);
+  REQUIRE(r.locks.at(0).holders.size() == 1);
+  CHECK(r.locks[0].holders[0].thread == "h");
+}
+
+TEST_CASE("correlator: threads stuck on one lock over consecutive dumps", "[analysis][correlator]") {
+  analysis::Correlator c({3, 1});
+  c.add(dump(waiter("w1", 21, "0x10") + waiter("w2", 22, "0x10")), 0);
+  c.add(dump(waiter("w1", 21, "0x10")), 1);
+  c.add(dump(waiter("w1", 21, "0x10") + waiter("w2", 22, "0x10")), 2);
+  const auto r = c.report();
+  REQUIRE(r.stuck.size() == 1);
+  CHECK(r.stuck[0].thread == "w1");
+  CHECK(*r.stuck[0].java_id == 21);
+  CHECK(r.stuck[0].samples == 3);
+  CHECK(r.stuck[0].lock.site == "Inventory.reserve");
+}
+
+TEST_CASE("correlator: dump summaries count states and every thread entry", "[analysis][correlator]") {
+  analysis::Correlator c;
+  c.add(dump(waiter("w1", 21, "0x10") + holder("h", 30, "0x10") +
+             "\"VM Thread\" os_prio=0 tid=0x5 nid=0x6 runnable  \n\n"),
+        0);
+  const auto r = c.report();
+  const auto& s = r.dumps.at(0);
+  CHECK(s.threads == 3);
+  CHECK(s.java_threads == 2);
+  CHECK(s.states.at(model::ThreadState::blocked) == 1);
+  CHECK(s.states.at(model::ThreadState::timed_waiting) == 1);
+  CHECK(s.contending_threads == 1);
+  CHECK(s.complete);
+}

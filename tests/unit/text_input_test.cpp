@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "text_input.hpp"
+
+using namespace lockwatch::parser;
+using namespace lockwatch::parser::detail;
+
+namespace {
+
+std::vector<std::string> split(std::string_view text, std::size_t max_line, std::size_t chunk) {
+  LineSplitter s(max_line);
+  std::vector<std::string> lines;
+  auto sink = [&](std::string_view l, bool cut) { lines.push_back(std::string(l) + (cut ? "<cut>" : "")); };
+  for (std::size_t at = 0; at < text.size(); at += chunk) s.feed(text.substr(at, chunk), sink);
+  s.finish(sink);
+  return lines;
+}
+
+std::string decode(std::string_view bytes, std::size_t chunk, Encoding* enc = nullptr) {
+  Transcoder t;
+  std::string out;
+  for (std::size_t at = 0; at < bytes.size(); at += chunk) t.feed(bytes.substr(at, chunk), out);
+  t.finish(out);
+  if (enc != nullptr) *enc = t.encoding();
+  return out;
+}
+
+std::string utf16le(std::u16string_view text, bool bom) {
+  std::string out = bom ? "\xFF\xFE" : "";
+  for (char16_t c : text) out.push_back(static_cast<char>(c & 0xFF)), out.push_back(static_cast<char>(c >> 8));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("line splitter: CRLF, missing final newline, any chunking", "[parser][input]") {
+  const std::string text = "a\r\nbb\n\nccc";
+  for (std::size_t chunk = 1; chunk <= text.size(); ++chunk) {
+    INFO("chunk " << chunk);
+    CHECK(split(text, 100, chunk) == std::vector<std::string>{"a", "bb", "", "ccc"});
+  }
+}
+
+TEST_CASE("line splitter: long lines are cut and the rest skipped", "[parser][input]") {
+  const std::string text = "0123456789\nok\n";
+  for (std::size_t chunk = 1; chunk <= text.size(); ++chunk)
+    CHECK(split(text, 4, chunk) == std::vector<std::string>{"0123<cut>", "ok"});
+}
+
+TEST_CASE("transcoder: UTF-16LE with and without BOM, UTF-16BE, UTF-8 BOM", "[parser][input]") {
+  Encoding enc{};
+  const std::u16string text = u"Full thread dump \u00fc \U0001F600\r\n";
+  const std::string expected = "Full thread dump \xC3\xBC \xF0\x9F\x98\x80\r\n";
+  for (std::size_t chunk = 1; chunk <= 7; ++chunk) {
+    CHECK(decode(utf16le(text, true), chunk, &enc) == expected);
+    CHECK(enc == Encoding::utf16le);
+    CHECK(decode(utf16le(text, false), chunk, &enc) == expected);
+  }
+  std::string be = "\xFE\xFF";
+  for (char16_t c : std::u16string(u"ab")) be.push_back(static_cast<char>(c >> 8)), be.push_back(static_cast<char>(c & 0xFF));
+  CHECK(decode(be, 1, &enc) == "ab");
+  CHECK(enc == Encoding::utf16be);
+  CHECK(decode("\xEF\xBB\xBFhi", 1, &enc) == "hi");
+  CHECK(enc == Encoding::utf8);
+}
+
+TEST_CASE("transcoder: broken UTF-16 becomes replacement characters, not a crash", "[parser][input]") {
+  const std::string lone_high = utf16le(std::u16string(1, char16_t{0xD800}) + u"x", true);
+  CHECK(decode(lone_high, 1) == "\xEF\xBF\xBDx");
+  CHECK(decode(std::string("\xFF\xFE" "a\0b", 5), 2) == "a\xEF\xBF\xBD");  // odd trailing byte
+}
+
+TEST_CASE("transcoder: Latin-1 and short inputs pass through as bytes", "[parser][input]") {
+  CHECK(decode("caf\xE9", 1) == "caf\xE9");
+  CHECK(decode("x", 1) == "x");
+  CHECK(decode("", 1).empty());
+}
