@@ -77,7 +77,7 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
       if (e.is_regular_file(ec) && e.path().filename().string().front() != '.' &&
           e.path().filename() != "summary.json")
         entries.push_back(e.path().string());
-    std::sort(entries.begin(), entries.end());
+    std::sort(entries.begin(), entries.end(), natural_less);
     files.insert(files.end(), entries.begin(), entries.end());
   }
   return files;
@@ -94,6 +94,27 @@ bool read_file(const std::string& path, report::AnalyzeResult& result, analysis:
 }
 
 }  // namespace
+
+bool natural_less(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (!digit(a[i]) || !digit(b[j])) {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+      continue;
+    }
+    const auto ei = a.find_first_not_of("0123456789", i), ej = b.find_first_not_of("0123456789", j);
+    auto na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+    while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+    while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+    if (na.size() != nb.size()) return na.size() < nb.size();
+    if (na != nb) return na < nb;
+    i = ei == std::string_view::npos ? a.size() : ei;
+    j = ej == std::string_view::npos ? b.size() : ej;
+  }
+  return a.size() - i < b.size() - j;
+}
 
 bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
                     analysis::Correlator& correlator, std::ostream& err) {

@@ -18,6 +18,9 @@ namespace lockwatch::app {
 bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
                     analysis::Correlator& correlator, std::ostream& err);
 
+/// File-name order a person expects: "dump-2" before "dump-10".
+bool natural_less(std::string_view a, std::string_view b);
+
 /// Exit codes: 0 report written, 1 no thread dump in the inputs, 2 usage or unreadable input.
 int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analyze_command.hpp"
 #include "lockwatch/model/canonical.hpp"
 
 namespace lockwatch::test {
@@ -34,7 +35,8 @@ std::vector<fs::path> files_below(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) return files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  std::sort(files.begin(), files.end(),
+            [](const fs::path& a, const fs::path& b) { return app::natural_less(a.generic_string(), b.generic_string()); });
   return files;
 }
 

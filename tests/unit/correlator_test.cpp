@@ -52,7 +52,8 @@ TEST_CASE("correlator: same dump, neighbouring dump, unresolved", "[analysis][co
   CHECK(r.resolution.correlated == 1);
   CHECK(r.resolution.unresolved == 2);
   REQUIRE(l.holders.size() == 1);
-  CHECK(l.holders[0].site == "Inventory.recalculate");
+  CHECK(l.holders[0].site == "Inventory.recalculate");  // the frame printing "- locked"
+  CHECK(l.holders[0].busy_at == "Inventory.recalculate");
   CHECK(l.holders[0].thread == "h");
   CHECK(l.holders[0].observations == 2);  // seen in dump 0, and lent to dump 1
 }

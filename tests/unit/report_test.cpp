@@ -115,3 +115,12 @@ TEST_CASE("analyze: clear errors and exit codes", "[report][cli]") {
     CHECK(r.out.find("org.archive.crawler.postprocessor.FrontierScheduler") != std::string::npos);
   }
 }
+
+TEST_CASE("analyze: directory entries in natural order", "[report][cli]") {
+  CHECK(app::natural_less("dump-2.txt", "dump-10.txt"));
+  CHECK_FALSE(app::natural_less("dump-10.txt", "dump-2.txt"));
+  CHECK(app::natural_less("dump-02.txt", "dump-3.txt"));
+  CHECK(app::natural_less("a", "b"));
+  CHECK(app::natural_less("dump", "dump-1"));
+  CHECK_FALSE(app::natural_less("x1", "x1"));
+}

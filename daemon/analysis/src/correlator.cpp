@@ -63,7 +63,8 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
   s.summary = summarize(dump, g, time_s);
   for (const auto& h : g.held) {
     const auto& t = dump.threads[h.thread];
-    s.held.push_back({h.kind, h.address, std::string(h.lock_class), {std::string(t.name), std::string(h.site)}});
+    s.held.push_back({h.kind, h.address, std::string(h.lock_class),
+                      {std::string(t.name), std::string(h.site), std::string(h.busy_at)}});
   }
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
@@ -72,7 +73,7 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
       auto h = std::find_if(g.held.begin(), g.held.end(), [&](const Held& x) {
         return x.thread == *w.holder && x.kind == w.kind && x.address == w.address;
       });
-      o.holder = HolderRef{std::string(dump.threads[*w.holder].name), std::string(h->site)};
+      o.holder = HolderRef{std::string(dump.threads[*w.holder].name), std::string(h->site), std::string(h->busy_at)};
     }
     s.waits.push_back(std::move(o));
   }
@@ -101,6 +102,8 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
 }
 
 void Correlator::count_waits(std::map<LockKey, LockSummary>& locks, ResolutionCounts& total) const {
+  // (lock, holder site, holder thread) -> where the holder was busy -> dumps
+  std::map<std::tuple<LockKey, std::string, std::string>, std::map<std::string, std::uint64_t>> busy;
   for (std::size_t i = 0; i < samples_.size(); ++i) {
     std::map<LockKey, std::uint32_t> waiters;
     std::set<std::tuple<LockKey, std::string, std::string>> holders_seen;  // once per dump
@@ -112,17 +115,23 @@ void Correlator::count_waits(std::map<LockKey, LockSummary>& locks, ResolutionCo
       const Resolution r = holder ? Resolution::same_dump
                                   : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
       lock.resolution.add(r), total.add(r);
-      if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second) {
-        auto it = std::find_if(lock.holders.begin(), lock.holders.end(),
-                               [&](const auto& hc) { return hc.site == holder->site && hc.thread == holder->thread; });
-        if (it == lock.holders.end()) it = lock.holders.insert(lock.holders.end(), {holder->site, holder->thread, 0});
-        ++it->observations;
-      }
+      if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
+        ++busy[{o.key, holder->site, holder->thread}][holder->busy_at];
     }
     for (const auto& [key, n] : waiters) {
       locks[key].max_waiters = std::max(locks[key].max_waiters, n);
       ++locks[key].dumps_seen;
     }
+  }
+  for (const auto& [holder, places] : busy) {
+    const auto& [key, site, thread] = holder;
+    HolderCount count{site, thread, 0, {}};
+    std::uint64_t most = 0;
+    for (const auto& [place, n] : places) {
+      count.observations += n;
+      if (n > most) most = n, count.busy_at = place;
+    }
+    locks[key].holders.push_back(std::move(count));
   }
 }
 

@@ -60,14 +60,14 @@ void collect_monitors(std::uint32_t index, const ThreadInfo& t, const std::optio
     if (ref.action != LockAction::locked || !ref.address) continue;
     if (waits_on_object && *ref.address == waited) continue;
     const auto site = ref.frame < t.frames.size() ? model::frame_method(t.frames[ref.frame].text) : std::string_view{};
-    by_address[*ref.address] = Held{index, LockKind::monitor, *ref.address, ref.class_name, site};
+    by_address[*ref.address] = Held{index, LockKind::monitor, *ref.address, ref.class_name, site, site_from(t, 0)};
   }
   for (auto& [address, held] : by_address) out.push_back(held);
 }
 
 void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector<Held>& out) {
   for (const auto& s : t.owned_synchronizers)
-    out.push_back(Held{index, LockKind::park, s.address, s.class_name, site_from(t, 0)});
+    out.push_back(Held{index, LockKind::park, s.address, s.class_name, site_from(t, 0), site_from(t, 0)});
 }
 
 using HolderIndex = std::map<std::pair<LockKind, std::uint64_t>, std::uint32_t>;

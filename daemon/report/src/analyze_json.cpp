@@ -60,7 +60,8 @@ void write_lock(JsonWriter& w, const LockSummary& l) {
   w.key("max_waiters").value(std::uint64_t{l.max_waiters}).key("wait_observations").value(l.wait_observations);
   w.key("dumps").value(std::uint64_t{l.dumps_seen}).key("holders").begin_array();
   for (const auto& h : l.holders)
-    w.begin_object().key("site").value(h.site).key("thread").value(h.thread).key("observations").value(h.observations).end_object();
+    w.begin_object().key("site").value(h.site).key("thread").value(h.thread).key("observations").value(h.observations)
+        .key("busy_at").value(h.busy_at).end_object();
   w.end_array().key("resolution"), write_resolution(w, l.resolution), w.end_object();
 }
 

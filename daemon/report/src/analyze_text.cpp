@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <vector>
 
 #include "lockwatch/model/canonical.hpp"
 #include "lockwatch/report/analyze_report.hpp"
@@ -11,7 +13,7 @@ namespace {
 using analysis::LockSummary;
 
 constexpr std::size_t max_locks_shown = 10;
-constexpr std::size_t max_holders_shown = 5;
+constexpr std::size_t max_holders_shown = 4;
 constexpr std::size_t max_pools_shown = 8;
 
 std::string quoted(std::string_view raw) { return '"' + model::printable(raw) + '"'; }
@@ -51,18 +53,46 @@ void dumps_section(std::string& out, const AnalyzeResult& r) {
   out += "\n";
 }
 
+// Holders grouped by (site, busy at): a pool's threads take turns holding the same lock
+// at the same code, and that code is the answer, not the thread names.
+std::vector<std::string> holder_sites(const LockSummary& l) {
+  struct Group {
+    std::uint64_t dumps = 0;
+    std::vector<std::string> threads;
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  for (const auto& h : l.holders) {
+    auto& g = groups[{h.site, h.busy_at}];
+    g.dumps += h.observations;
+    g.threads.push_back(h.thread);
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> lines;
+  for (const auto& [where, g] : groups) {
+    std::string line = model::printable(where.first.empty() ? "<no frames>" : where.first);
+    if (!where.second.empty() && where.second != where.first) line += " (busy in " + model::printable(where.second) + ")";
+    line += ", " + std::to_string(g.dumps) + " dump(s), by " + quoted(g.threads[0]);
+    if (g.threads.size() > 1) line += " and " + std::to_string(g.threads.size() - 1) + " other thread(s)";
+    lines.emplace_back(g.dumps, std::move(line));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (auto& [n, line] : lines) out.push_back(std::move(line));
+  return out;
+}
+
 void lock_entry(std::string& out, std::size_t rank, const LockSummary& l) {
   out += "  " + std::to_string(rank) + ". " + std::string(analysis::to_string(l.key.kind)) + " " +
          model::printable(l.key.lock_class) + "\n";
   out += "     waiting at   " + model::printable(l.key.site.empty() ? "<no frames>" : l.key.site) + "\n";
   out += "     waiters      max " + std::to_string(l.max_waiters) + " per dump, " +
          std::to_string(l.wait_observations) + " observation(s) in " + std::to_string(l.dumps_seen) + " dump(s)\n";
-  for (std::size_t i = 0; i < std::min(l.holders.size(), max_holders_shown); ++i) {
-    const auto& h = l.holders[i];
-    out += std::string(i == 0 ? "     held at      " : "                  ") + model::printable(h.site) + "  by " +
-           quoted(h.thread) + "  (" + std::to_string(h.observations) + " dump(s))\n";
-  }
-  if (l.holders.empty()) out += "     held at      not seen in any dump\n";
+  // A monitor's holder prints the frame that took it; a j.u.c. lock's owner only shows
+  // where it is now (the dump never says where it called lock()).
+  const std::string label = l.key.kind == analysis::LockKind::park ? "     holder at    " : "     held at      ";
+  const auto sites = holder_sites(l);
+  for (std::size_t i = 0; i < std::min(sites.size(), max_holders_shown); ++i)
+    out += (i == 0 ? label : std::string(label.size(), ' ')) + sites[i] + "\n";
+  if (sites.empty()) out += label + "not seen in any dump\n";
   out += "     holder found " + resolution_line(l.resolution) + "\n";
 }
 

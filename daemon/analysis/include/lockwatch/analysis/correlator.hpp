@@ -36,9 +36,10 @@ struct ResolutionCounts {
 };
 
 struct HolderCount {
-  std::string site;
+  std::string site;                // where it took the lock (monitors: the frame printing "- locked")
   std::string thread;
   std::uint64_t observations = 0;  // dumps in which this thread held the lock at this site
+  std::string busy_at;             // where the holder was, most often, while holding it
 };
 
 struct LockSummary {
@@ -104,6 +105,7 @@ class Correlator {
   struct HolderRef {
     std::string thread;
     std::string site;
+    std::string busy_at;
   };
   struct Observation {
     LockKey key;

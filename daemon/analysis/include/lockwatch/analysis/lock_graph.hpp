@@ -31,7 +31,8 @@ struct Held {
   LockKind kind = LockKind::monitor;
   std::uint64_t address = 0;
   std::string_view lock_class;
-  std::string_view site;                 // monitor: frame that locked it; park: holder's own site
+  std::string_view site;                 // monitor: the frame that took it; park: the holder's own site
+  std::string_view busy_at;              // where the holder is now: its first non-plumbing frame
 };
 
 struct Cycle {
