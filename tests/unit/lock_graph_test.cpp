@@ -115,6 +115,7 @@ TEST_CASE("sites: the first frame that is not lock plumbing", "[analysis][sites]
   CHECK(analysis::is_lock_plumbing("jdk.internal.misc.Unsafe.park"));
   CHECK(analysis::is_lock_plumbing("java.util.concurrent.CountDownLatch.await"));
   CHECK(analysis::is_lock_plumbing("java.lang.Object.wait0"));
+  CHECK(analysis::is_lock_plumbing("java.lang.System$1.parkVirtualThread"));  // JDK 21+ virtual threads
   CHECK_FALSE(analysis::is_lock_plumbing("java.security.Provider.getService"));
   CHECK_FALSE(analysis::is_lock_plumbing("Contention.borrow"));
   CHECK(analysis::is_idle_blocker("java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"));

@@ -10,7 +10,7 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // All of j.u.c. is machinery from the application's point of view: the interesting
 // frame is the caller of ReentrantLock.lock / CountDownLatch.await / Queue.take.
-constexpr std::array<std::string_view, 9> plumbing_prefixes{
+constexpr std::array<std::string_view, 10> plumbing_prefixes{
     "java.util.concurrent.",
     "jdk.internal.misc.Unsafe.",
     "sun.misc.Unsafe.",
@@ -20,6 +20,7 @@ constexpr std::array<std::string_view, 9> plumbing_prefixes{
     "java.lang.Thread.onSpinWait",
     "java.lang.VirtualThread.",   // park / parkNanos / yieldContinuation (JDK 21+)
     "jdk.internal.vm.Continuation.",
+    "jdk.internal.misc.VirtualThreads.",
 };
 
 constexpr std::array<std::string_view, 5> idle_blockers{
@@ -35,7 +36,9 @@ constexpr std::array<std::string_view, 5> idle_blockers{
 bool is_lock_plumbing(std::string_view method) noexcept {
   for (auto prefix : plumbing_prefixes)
     if (starts_with(method, prefix)) return true;
-  return false;
+  // JDK 21+: LockSupport.park of a virtual thread goes through JavaLangAccess, an
+  // anonymous class of java.lang.System ("java.lang.System$1.parkVirtualThread").
+  return starts_with(method, "java.lang.System$") && method.find(".parkVirtualThread") != std::string_view::npos;
 }
 
 std::string_view site_from(const model::ThreadInfo& thread, std::size_t from) noexcept {

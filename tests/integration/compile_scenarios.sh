@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Compiles the Java scenario programs for the integration tests, at test time:
+#   compile_scenarios.sh OUT_DIR JDK17_HOME [JDK25_HOME]
+# JDK 17 gets every scenario but VirtualThreads (needs JDK 21+); JDK 25, when present, gets all.
+set -euo pipefail
+out=$1 jdk17=$2 jdk25=${3:-}
+src="$(cd "$(dirname "$0")/../java/scenarios" && pwd)"
+rm -rf "$out" && mkdir -p "$out/jdk17"
+mapfile -t sources < <(ls "$src"/*.java | grep -v '/VirtualThreads.java$')
+"$jdk17/bin/javac" -encoding UTF-8 --release 17 -d "$out/jdk17" "${sources[@]}"
+if [ -n "$jdk25" ] && [ -x "$jdk25/bin/javac" ]; then
+  mkdir -p "$out/jdk25"
+  "$jdk25/bin/javac" -encoding UTF-8 --release 21 -d "$out/jdk25" "$src"/*.java
+else
+  echo "compile_scenarios: no JDK 25 at '${jdk25}', the JDK 25 scenarios will be skipped"
+fi

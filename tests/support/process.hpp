@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Child processes for tests that need a real JVM: spawn without a shell, read with
+// deadlines, and never leave a child behind.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace lockwatch::test {
+
+struct CommandResult {
+  int exit_code = -1;       // -1 when killed at the deadline
+  std::string out;
+  std::string err;
+};
+
+/// Runs argv[0] (searched in PATH) with no shell; kills it at the deadline.
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout);
+
+/// A long-running child (a scenario JVM). Killed (SIGKILL) and reaped on destruction.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const noexcept { return pid_; }
+  /// Reads stdout until a line equal to `line` arrives; false at EOF or the deadline.
+  bool wait_for_line(const std::string& line, std::chrono::seconds timeout);
+  /// Everything read from stdout so far.
+  const std::string& output() const noexcept { return out_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string out_;
+};
+
+}  // namespace lockwatch::test
