@@ -42,18 +42,6 @@ public class ContendedShop {
             Thread.sleep(60_000);
         }
     }
-
-    static void pauseMicros(long minUs, long maxUs) {
-        LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(minUs, maxUs + 1) * 1000L);
-    }
-
-    static void pause(long minMs, long maxMs) {
-        try {
-            Thread.sleep(ThreadLocalRandom.current().nextLong(minMs, maxMs + 1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 }
 
 class RequestLoop implements Runnable {
@@ -75,7 +63,7 @@ class RequestLoop implements Runnable {
                 checkout.placeOrder(rnd.nextInt(20));
             }
             // Client think time keeps the demo cheap on CPU.
-            ContendedShop.pause(5, 40);
+            try { Thread.sleep(ThreadLocalRandom.current().nextLong(5, 40 + 1)); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
         }
     }
 }
@@ -130,12 +118,12 @@ class PriceCache {
             reloadFromPriceService();
             loadedAt = System.nanoTime();
         } else if (roll < 30) {
-            ContendedShop.pauseMicros(500, 5_000);
+            LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(500, 5_001) * 1000L);
         }
     }
 
     private void reloadFromPriceService() {
-        ContendedShop.pause(40, 150);
+        try { Thread.sleep(ThreadLocalRandom.current().nextLong(40, 150 + 1)); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
         for (int i = 0; i < prices.length; i++) {
             prices[i] = 100 + i;
         }
@@ -150,7 +138,7 @@ class DbConnection {
     }
 
     void insertOrder(int product, long price) {
-        ContendedShop.pause(5, 25);
+        try { Thread.sleep(ThreadLocalRandom.current().nextLong(5, 25 + 1)); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
     }
 }
 
@@ -191,7 +179,7 @@ class ConnectionPool {
     }
 
     private DbConnection createConnection() {
-        ContendedShop.pause(30, 90);
+        try { Thread.sleep(ThreadLocalRandom.current().nextLong(30, 90 + 1)); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
         return new DbConnection(++created);
     }
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages lockwatch builds and tests with (as root, or via sudo).
+# Idempotent: packages already present are left alone, so a warm machine takes seconds.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libboost1.74-dev libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev   # daemon (sampling, export, config)
+  catch2 libbenchmark-dev                                             # tests and benchmarks
+  clang libclang-rt-14-dev                                            # libFuzzer
+  openjdk-17-jdk-headless                                             # scenario JVMs, jstack
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

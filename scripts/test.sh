@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 machine to every test passing:
+#   1. the Debian packages,
+#   2. a release build with warnings as errors and the whole CTest suite
+#      (unit, golden, fuzz replay, scenario JVMs),
+#   3. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
+#   4. a short libFuzzer smoke run of the parser (the long campaign is scripts/fuzz.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+scripts/deps.sh
+
+echo "== release build (-Werror)"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKWATCH_WERROR=ON >/dev/null
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== ASan+UBSan build"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLOCKWATCH_WERROR=ON \
+  -DLOCKWATCH_SANITIZE=ON -DLOCKWATCH_BUILD_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+if [ -x scripts/fuzz.sh ]; then
+  echo "== fuzz smoke"
+  scripts/fuzz.sh --seconds "${LOCKWATCH_FUZZ_SMOKE_SECONDS:-60}"
+fi
+echo "== all tests passed"
