@@ -11,7 +11,7 @@ std::string_view Arena::store(std::string_view text) {
   if (text.size() > left_) {
     // Oversized strings get a block of their own so the current block keeps its tail.
     const std::size_t size = std::max(block_size, text.size());
-    blocks_.push_back(std::make_unique<char[]>(size));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // filled by the copy below
     if (text.size() >= block_size) {
       std::memcpy(blocks_.back().get(), text.data(), text.size());
       used_ += text.size();

@@ -106,6 +106,7 @@ struct DumpParser::Impl {
     }
     if (chunk.empty()) return;
     consumed += chunk.size();
+    if (transcoder.passthrough()) return route(chunk);  // the common case: no copy
     decoded.clear();
     transcoder.feed(chunk, decoded);
     route(decoded);
@@ -363,6 +364,7 @@ struct DumpParser::Impl {
       ++dump->stats.frames_dropped;
       return;
     }
+    if (t.frames.empty()) t.frames.reserve(32);  // one allocation for most stacks
     t.frames.push_back({arena().store(text)});
   }
 
@@ -424,6 +426,7 @@ struct DumpParser::Impl {
     close_dump();
     if (halted()) return;
     dump.emplace();
+    dump->threads.reserve(256);
     java_ids.clear();
     dump->format = format;
     dump->stats.has_header = has_header;

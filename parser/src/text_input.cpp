@@ -89,39 +89,6 @@ void Transcoder::emit_code_unit(std::uint16_t unit, std::string& out) {
   }
 }
 
-void LineSplitter::feed(std::string_view text, const Sink& sink) {
-  while (!text.empty()) {
-    const void* nl = std::memchr(text.data(), '\n', text.size());
-    if (nl == nullptr) {
-      append_carry(text);
-      return;
-    }
-    const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
-    if (carry_.empty() && !carry_cut_) {
-      // Fast path: the whole line is inside this chunk; no copy.
-      const bool cut = len > max_line_;
-      emit(text.substr(0, cut ? max_line_ : len), cut, sink);
-    } else {
-      append_carry(text.substr(0, len));
-      emit(carry_, carry_cut_, sink);
-      carry_.clear();
-      carry_cut_ = false;
-    }
-    text.remove_prefix(len + 1);
-  }
-}
-
-void LineSplitter::finish(const Sink& sink) {
-  if (!carry_.empty() || carry_cut_) emit(carry_, carry_cut_, sink);
-  carry_.clear();
-  carry_cut_ = false;
-}
-
-void LineSplitter::emit(std::string_view line, bool was_cut, const Sink& sink) {
-  if (!was_cut && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-  sink(line, was_cut);
-}
-
 void LineSplitter::append_carry(std::string_view part) {
   const std::size_t room = max_line_ > carry_.size() ? max_line_ - carry_.size() : 0;
   if (part.size() > room) carry_cut_ = true;

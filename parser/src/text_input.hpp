@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -22,6 +22,8 @@ class Transcoder {
   void feed(std::string_view chunk, std::string& out);
   void finish(std::string& out);
   Encoding encoding() const noexcept { return encoding_; }
+  /// Decided on UTF-8 (or bytes): the input can skip the transcoder, no copy needed.
+  bool passthrough() const noexcept { return decided_ && encoding_ == Encoding::utf8; }
 
  private:
   void decide(std::string& out);
@@ -37,16 +39,48 @@ class Transcoder {
 
 /// Splits decoded bytes into lines without their "\n" / "\r\n". Lines longer than
 /// `max_line` are cut there and the rest up to the next '\n' is skipped (counted).
+/// `sink(std::string_view line, bool was_cut)` is called once per line; a template so the
+/// per-line call inlines (most of a dump's bytes are short frame lines).
 class LineSplitter {
  public:
-  using Sink = std::function<void(std::string_view line, bool was_cut)>;
   explicit LineSplitter(std::size_t max_line) : max_line_(max_line) {}
 
-  void feed(std::string_view text, const Sink& sink);
-  void finish(const Sink& sink);
+  template <class Sink>
+  void feed(std::string_view text, Sink&& sink) {
+    while (!text.empty()) {
+      const void* nl = std::memchr(text.data(), '\n', text.size());
+      if (nl == nullptr) {
+        append_carry(text);
+        return;
+      }
+      const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
+      if (carry_.empty() && !carry_cut_) {
+        // Fast path: the whole line is inside this chunk; no copy.
+        const bool cut = len > max_line_;
+        emit(text.substr(0, cut ? max_line_ : len), cut, sink);
+      } else {
+        append_carry(text.substr(0, len));
+        emit(carry_, carry_cut_, sink);
+        carry_.clear();
+        carry_cut_ = false;
+      }
+      text.remove_prefix(len + 1);
+    }
+  }
+
+  template <class Sink>
+  void finish(Sink&& sink) {
+    if (!carry_.empty() || carry_cut_) emit(carry_, carry_cut_, sink);
+    carry_.clear();
+    carry_cut_ = false;
+  }
 
  private:
-  void emit(std::string_view line, bool was_cut, const Sink& sink);
+  template <class Sink>
+  static void emit(std::string_view line, bool was_cut, Sink& sink) {
+    if (!was_cut && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    sink(line, was_cut);
+  }
   void append_carry(std::string_view part);
 
   std::size_t max_line_;

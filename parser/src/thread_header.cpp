@@ -61,24 +61,35 @@ std::optional<std::string_view> field_value(std::string_view token, std::string_
   return token;
 }
 
+bool take_int(std::optional<std::string_view> v, int& out) {
+  auto p = v ? parse_int(*v) : std::nullopt;
+  return p && (out = *p, true);
+}
+
 // Consumes one "key=value" style field of the header's left part; false if `token` is
-// not a header field (then it belongs to the name).
+// not a header field (then it belongs to the name). Dispatch on the first byte: this
+// runs for every token of every header.
 bool take_field(std::string_view token, HeaderFields& h) {
-  if (token == "daemon") return !h.daemon && (h.daemon = true);
-  if (token.size() > 1 && token[0] == '#') return (h.java_id = parse_uint(token.substr(1))).has_value();
-  if (token.size() > 2 && token.front() == '[' && token.back() == ']')
-    return (h.os_tid = parse_uint(token.substr(1, token.size() - 2))).has_value();
-  if (auto v = field_value(token, "os_prio=")) {
-    auto p = parse_int(*v);
-    return p && (h.os_prio = *p, true);
+  if (token.empty()) return false;
+  switch (token.front()) {
+    case '#': return token.size() > 1 && (h.java_id = parse_uint(token.substr(1))).has_value();
+    case '[':
+      return token.size() > 2 && token.back() == ']' &&
+             (h.os_tid = parse_uint(token.substr(1, token.size() - 2))).has_value();
+    case 'd': return token == "daemon" ? !h.daemon && (h.daemon = true) : starts_with(token, "defined_classes=");
+    case 'p': return take_int(field_value(token, "prio="), h.prio);
+    case 'o': return take_int(field_value(token, "os_prio="), h.os_prio);
+    case 'c': {
+      auto v = field_value(token, "cpu=", "ms");
+      return v && (h.cpu_ms = parse_decimal(*v)).has_value();
+    }
+    case 'e': {
+      auto v = field_value(token, "elapsed=", "s");
+      return v && (h.elapsed_s = parse_decimal(*v)).has_value();
+    }
+    case 'a': return starts_with(token, "allocated=");
+    default: return false;
   }
-  if (auto v = field_value(token, "prio=")) {
-    auto p = parse_int(*v);
-    return p && (h.prio = *p, true);
-  }
-  if (auto v = field_value(token, "cpu=", "ms")) return (h.cpu_ms = parse_decimal(*v)).has_value();
-  if (auto v = field_value(token, "elapsed=", "s")) return (h.elapsed_s = parse_decimal(*v)).has_value();
-  return starts_with(token, "allocated=") || starts_with(token, "defined_classes=");
 }
 
 // Strips fields off the right end of `head` until the closing quote of the name.

@@ -31,11 +31,6 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
   return s;
 }
 
-// The thread's identity across dumps: #id when printed (never reused in a JVM), else its name.
-std::string identity(const std::optional<std::uint64_t>& java_id, const std::string& name) {
-  return java_id ? "#" + std::to_string(*java_id) : "name:" + name;
-}
-
 void sort_holders(std::vector<HolderCount>& holders) {
   std::sort(holders.begin(), holders.end(), [](const auto& a, const auto& b) {
     return std::tie(b.observations, a.site, a.thread) < std::tie(a.observations, b.site, b.thread);
@@ -61,21 +56,22 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
   const LockGraph g = build_lock_graph(dump);
   Sample s;
   s.summary = summarize(dump, g, time_s);
-  for (const auto& h : g.held) {
-    const auto& t = dump.threads[h.thread];
-    s.held.push_back({h.kind, h.address, std::string(h.lock_class),
-                      {std::string(t.name), std::string(h.site), std::string(h.busy_at)}});
-  }
+  auto holder_of = [&](const Held& h) {
+    return HolderRef{strings_.intern(dump.threads[h.thread].name), strings_.intern(h.site), strings_.intern(h.busy_at)};
+  };
+  s.held.reserve(g.held.size());
+  for (const auto& h : g.held) s.held.push_back({h.kind, h.address, strings_.intern(h.lock_class), holder_of(h)});
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    Observation o{{w.kind, std::string(w.lock_class), std::string(w.site)}, w.address, std::string(t.name), t.java_id, {}};
+    Observation o{{w.kind, strings_.intern(w.lock_class), strings_.intern(w.site)}, w.address,
+                  strings_.intern(t.name), t.java_id, {}};
     if (w.holder) {
       auto h = std::find_if(g.held.begin(), g.held.end(), [&](const Held& x) {
         return x.thread == *w.holder && x.kind == w.kind && x.address == w.address;
       });
-      o.holder = HolderRef{std::string(dump.threads[*w.holder].name), std::string(h->site), std::string(h->busy_at)};
+      o.holder = holder_of(*h);
     }
-    s.waits.push_back(std::move(o));
+    s.waits.push_back(o);
   }
   samples_.push_back(std::move(s));
 }
@@ -101,58 +97,70 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
   return std::nullopt;
 }
 
-void Correlator::count_waits(std::map<LockKey, LockSummary>& locks, ResolutionCounts& total) const {
-  // (lock, holder site, holder thread) -> where the holder was busy -> dumps
-  std::map<std::tuple<LockKey, std::string, std::string>, std::map<std::string, std::uint64_t>> busy;
+void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const {
   for (std::size_t i = 0; i < samples_.size(); ++i) {
-    std::map<LockKey, std::uint32_t> waiters;
-    std::set<std::tuple<LockKey, std::string, std::string>> holders_seen;  // once per dump
+    std::map<Key, std::uint32_t> waiters;
+    std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;  // once per dump
     for (const auto& o : samples_[i].waits) {
       auto& lock = locks[o.key];
-      lock.key = o.key;
-      ++lock.wait_observations, ++waiters[o.key];
+      ++lock.summary.wait_observations, ++waiters[o.key];
       auto holder = o.holder;
       const Resolution r = holder ? Resolution::same_dump
                                   : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
-      lock.resolution.add(r), total.add(r);
+      lock.summary.resolution.add(r), total.add(r);
       if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
-        ++busy[{o.key, holder->site, holder->thread}][holder->busy_at];
+        ++lock.busy[{holder->site, holder->thread}][holder->busy_at];
     }
     for (const auto& [key, n] : waiters) {
-      locks[key].max_waiters = std::max(locks[key].max_waiters, n);
-      ++locks[key].dumps_seen;
+      auto& summary = locks[key].summary;
+      summary.max_waiters = std::max(summary.max_waiters, n);
+      ++summary.dumps_seen;
     }
   }
+}
+
+namespace {
+
+// The busiest place of each holder becomes its busy_at.
+std::vector<HolderCount> holder_counts(const auto& busy) {
+  std::vector<HolderCount> out;
   for (const auto& [holder, places] : busy) {
-    const auto& [key, site, thread] = holder;
-    HolderCount count{site, thread, 0, {}};
+    const auto& [site, thread] = holder;
+    HolderCount count{std::string(site), std::string(thread), 0, {}};
     std::uint64_t most = 0;
     for (const auto& [place, n] : places) {
       count.observations += n;
       if (n > most) most = n, count.busy_at = place;
     }
-    locks[key].holders.push_back(std::move(count));
+    out.push_back(std::move(count));
   }
+  return out;
 }
 
+}  // namespace
+
 std::vector<StuckThread> Correlator::stuck_threads() const {
-  std::map<std::string, StuckThread> current;        // identity -> its current run
-  std::map<std::pair<std::string, LockKey>, StuckThread> longest;
+  // A thread is its #id when printed (never reused in a JVM), else its name.
+  using Identity = std::pair<std::optional<std::uint64_t>, std::string_view>;
+  auto identity = [](const Observation& o) { return o.java_id ? Identity{o.java_id, {}} : Identity{std::nullopt, o.thread}; };
+  std::map<Identity, std::pair<Key, std::uint32_t>> current;  // the run each thread is in
+  std::map<std::pair<Identity, Key>, std::pair<const Observation*, std::uint32_t>> longest;
   for (const auto& s : samples_) {
-    std::map<std::string, StuckThread> next;
+    std::map<Identity, std::pair<Key, std::uint32_t>> next;
     for (const auto& o : s.waits) {
-      const auto id = identity(o.java_id, o.thread);
-      auto run = current.count(id) && current[id].lock == o.key ? current[id] : StuckThread{o.thread, o.java_id, o.key, 0};
-      ++run.samples;
+      const auto id = identity(o);
+      auto it = current.find(id);
+      const std::uint32_t run = (it != current.end() && it->second.first == o.key ? it->second.second : 0) + 1;
       auto& best = longest[{id, o.key}];
-      if (run.samples > best.samples) best = run;
-      next[id] = run;
+      if (run > best.second) best = {&o, run};
+      next[id] = {o.key, run};
     }
     current = std::move(next);
   }
   std::vector<StuckThread> out;
-  for (auto& [key, run] : longest)
-    if (run.samples >= options_.stuck_samples) out.push_back(run);
+  for (const auto& [key, best] : longest)
+    if (best.second >= options_.stuck_samples)
+      out.push_back({std::string(best.first->thread), best.first->java_id, to_key(best.first->key), best.second});
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.samples > b.samples; });
   return out;
 }
@@ -160,11 +168,13 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
 SequenceReport Correlator::report() const {
   SequenceReport r;
   for (const auto& s : samples_) r.dumps.push_back(s.summary);
-  std::map<LockKey, LockSummary> locks;
+  std::map<Key, Tally> locks;
   count_waits(locks, r.resolution);
-  for (auto& [key, lock] : locks) {
-    sort_holders(lock.holders);
-    r.locks.push_back(std::move(lock));
+  for (auto& [key, tally] : locks) {
+    tally.summary.key = to_key(key);
+    tally.summary.holders = holder_counts(tally.busy);
+    sort_holders(tally.summary.holders);
+    r.locks.push_back(std::move(tally.summary));
   }
   std::stable_sort(r.locks.begin(), r.locks.end(), [](const auto& a, const auto& b) {
     return std::tie(b.wait_observations, b.max_waiters) < std::tie(a.wait_observations, a.max_waiters);

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
+#include <tuple>
 
 #include "lockwatch/analysis/sites.hpp"
 
@@ -55,14 +55,22 @@ void collect_monitors(std::uint32_t index, const ThreadInfo& t, const std::optio
                       std::vector<Held>& out) {
   const bool waits_on_object = w && w->ref->address;
   const std::uint64_t waited = waits_on_object ? *w->ref->address : 0;
-  std::map<std::uint64_t, Held> by_address;
+  const std::size_t first = out.size();
   for (const auto& ref : t.locks) {
     if (ref.action != LockAction::locked || !ref.address) continue;
     if (waits_on_object && *ref.address == waited) continue;
     const auto site = ref.frame < t.frames.size() ? model::frame_method(t.frames[ref.frame].text) : std::string_view{};
-    by_address[*ref.address] = Held{index, LockKind::monitor, *ref.address, ref.class_name, site, site_from(t, 0)};
+    const Held held{index, LockKind::monitor, *ref.address, ref.class_name, site, site_from(t, 0)};
+    // A thread holds a few monitors: a linear search beats a map here.
+    auto same = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                             [&](const Held& h) { return h.address == held.address; });
+    if (same == out.end())
+      out.push_back(held);
+    else
+      *same = held;
   }
-  for (auto& [address, held] : by_address) out.push_back(held);
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const Held& a, const Held& b) { return a.address < b.address; });
 }
 
 void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector<Held>& out) {
@@ -70,7 +78,14 @@ void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector
     out.push_back(Held{index, LockKind::park, s.address, s.class_name, site_from(t, 0), site_from(t, 0)});
 }
 
-using HolderIndex = std::map<std::pair<LockKind, std::uint64_t>, std::uint32_t>;
+// (kind, address) -> holder thread, sorted for binary search.
+using HolderIndex = std::vector<std::tuple<LockKind, std::uint64_t, std::uint32_t>>;
+
+std::optional<std::uint32_t> holder_of(const HolderIndex& index, LockKind kind, std::uint64_t address) {
+  auto it = std::lower_bound(index.begin(), index.end(), std::tuple{kind, address, std::uint32_t{0}});
+  if (it == index.end() || std::get<0>(*it) != kind || std::get<1>(*it) != address) return std::nullopt;
+  return std::get<2>(*it);
+}
 
 std::vector<std::optional<std::uint32_t>> next_hops(const LockGraph& g, std::size_t threads) {
   std::vector<std::optional<std::uint32_t>> next(threads);
@@ -153,13 +168,15 @@ LockGraph build_lock_graph(const model::ThreadDump& dump) {
     collect_synchronizers(i, t, g.held);
   }
   HolderIndex holders;
-  for (const auto& h : g.held) holders.emplace(std::pair{h.kind, h.address}, h.thread);
+  holders.reserve(g.held.size());
+  for (const auto& h : g.held) holders.emplace_back(h.kind, h.address, h.thread);
+  std::sort(holders.begin(), holders.end());
   for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
     if (!lines[i] || !lines[i]->contends) continue;
     const auto& w = *lines[i];
     Wait wait{i, w.kind, w.ref->address, w.ref->class_name, wait_site(dump.threads[i], w), std::nullopt};
-    if (auto h = w.ref->address ? holders.find({w.kind, *w.ref->address}) : holders.end(); h != holders.end() && h->second != i)
-      wait.holder = h->second;
+    if (auto h = w.ref->address ? holder_of(holders, w.kind, *w.ref->address) : std::nullopt; h && *h != i)
+      wait.holder = h;
     g.waits.push_back(wait);
   }
   g.deadlocks = find_cycles(g, dump.threads.size());

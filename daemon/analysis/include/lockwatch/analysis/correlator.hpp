@@ -8,10 +8,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "lockwatch/analysis/lock_graph.hpp"
 #include "lockwatch/analysis/pools.hpp"
+#include "lockwatch/analysis/string_pool.hpp"
 #include "lockwatch/model/thread_dump.hpp"
 
 namespace lockwatch::analysis {
@@ -102,22 +105,29 @@ class Correlator {
   std::size_t size() const noexcept { return samples_.size(); }
 
  private:
+  // What a sample keeps: views into strings_, so a sample costs a few words per waiter.
+  struct Key {
+    LockKind kind = LockKind::monitor;
+    std::string_view lock_class;
+    std::string_view site;
+    auto operator<=>(const Key&) const = default;
+  };
   struct HolderRef {
-    std::string thread;
-    std::string site;
-    std::string busy_at;
+    std::string_view thread;
+    std::string_view site;
+    std::string_view busy_at;
   };
   struct Observation {
-    LockKey key;
+    Key key;
     std::optional<std::uint64_t> address;
-    std::string thread;
+    std::string_view thread;
     std::optional<std::uint64_t> java_id;
     std::optional<HolderRef> holder;
   };
   struct HeldLock {
     LockKind kind;
     std::uint64_t address;
-    std::string lock_class;
+    std::string_view lock_class;
     HolderRef holder;
   };
   struct Sample {
@@ -125,13 +135,19 @@ class Correlator {
     std::vector<Observation> waits;
     std::vector<HeldLock> held;
   };
+  struct Tally {
+    LockSummary summary;
+    std::map<std::tuple<std::string_view, std::string_view>, std::map<std::string_view, std::uint64_t>> busy;
+  };
 
   std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
   std::optional<HolderRef> find_in(const Sample& s, const Observation& o) const;
-  void count_waits(std::map<LockKey, LockSummary>& locks, ResolutionCounts& total) const;
+  void count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const;
   std::vector<StuckThread> stuck_threads() const;
+  static LockKey to_key(const Key& k) { return {k.kind, std::string(k.lock_class), std::string(k.site)}; }
 
   CorrelatorOptions options_;
+  StringPool strings_;
   std::vector<Sample> samples_;
 };
 
