@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "analyze_command.hpp"
 
-#include <algorithm>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -144,30 +145,39 @@ bool read_mapped(int fd, std::size_t size, InputFeed& input, std::ostream& err) 
   return true;
 }
 
-bool read_file(const std::string& path, report::AnalyzeResult& result, analysis::Correlator& correlator,
-               std::ostream& err) {
+bool read_file(const std::string& path, std::vector<char>& buffer, report::AnalyzeResult& result,
+               analysis::Correlator& correlator, std::ostream& err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
     return false;
   }
   struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+  // Big regular files are mapped; small ones (most dump files) cost less to read than to map.
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (4 << 20);
   if (regular) {
     InputFeed input(path, result, correlator);
-    const bool mapped = read_mapped(fd, static_cast<std::size_t>(st.st_size), input, err);
-    ::close(fd);
-    if (mapped) return true;
-    result.inputs.pop_back();  // fall back to reading (nothing was fed)
-  } else {
-    ::close(fd);
+    if (read_mapped(fd, static_cast<std::size_t>(st.st_size), input, err)) {
+      ::close(fd);
+      return true;
+    }
+    result.inputs.pop_back();  // not mappable: read it instead (nothing was fed)
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
-    return false;
+  InputFeed input(path, result, correlator);
+  for (;;) {
+    const auto n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err << "lockwatch analyze: error reading '" << path << "': " << std::strerror(errno) << "\n";
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    input.feed({buffer.data(), static_cast<std::size_t>(n)});
   }
-  return analyze_stream(in, path, result, correlator, err);
+  ::close(fd);
+  input.finish(err);
+  return true;
 }
 
 }  // namespace
@@ -219,8 +229,9 @@ int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::
   }
   report::AnalyzeResult result;
   analysis::Correlator correlator(options.correlator);
+  std::vector<char> buffer(1 << 20);  // shared by every file: one allocation, not one per file
   for (const auto& path : expand(options.paths))
-    if (!read_file(path, result, correlator, err)) return 2;
+    if (!read_file(path, buffer, result, correlator, err)) return 2;
   if (result.dump_input.empty()) {
     err << "lockwatch analyze: no thread dump in the input\n";
     return 1;

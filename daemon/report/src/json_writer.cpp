@@ -8,27 +8,46 @@
 
 namespace lockwatch::report {
 
+namespace {
+
+// Bytes that pass through unchanged: printable ASCII other than '"' and '\\'.
+bool plain(char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
+
+void quote_code_point(char32_t cp, std::string& out) {
+  switch (cp) {
+    case '"': out.append("\\\""); return;
+    case '\\': out.append("\\\\"); return;
+    case '\n': out.append("\\n"); return;
+    case '\r': out.append("\\r"); return;
+    case '\t': out.append("\\t"); return;
+    default: break;
+  }
+  if (cp < 0x20 || cp == 0x7F) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+    out.append(buf);
+  } else {
+    model::append_utf8(cp, out);
+  }
+}
+
+}  // namespace
+
 std::string json_quote(std::string_view raw) {
   std::string out;
   out.reserve(raw.size() + 2);
   out.push_back('"');
-  model::for_each_code_point(raw, [&out](char32_t cp) {
-    switch (cp) {
-      case '"': out.append("\\\""); return;
-      case '\\': out.append("\\\\"); return;
-      case '\n': out.append("\\n"); return;
-      case '\r': out.append("\\r"); return;
-      case '\t': out.append("\\t"); return;
-      default: break;
-    }
-    if (cp < 0x20 || cp == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      out.append(buf);
-    } else {
-      model::append_utf8(cp, out);
-    }
-  });
+  while (!raw.empty()) {
+    // Names and frames are mostly plain ASCII: copy such runs whole.
+    std::size_t run = 0;
+    while (run < raw.size() && plain(raw[run])) ++run;
+    out.append(raw.substr(0, run));
+    raw.remove_prefix(run);
+    std::size_t special = 0;
+    while (special < raw.size() && !plain(raw[special])) ++special;
+    model::for_each_code_point(raw.substr(0, special), [&out](char32_t cp) { quote_code_point(cp, out); });
+    raw.remove_prefix(special);
+  }
   out.push_back('"');
   return out;
 }
