@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,8 +33,9 @@ struct Options {
 };
 
 constexpr std::string_view usage =
-    "usage: lockwatch analyze [--format text|json] [--stuck-samples N] [--window N] FILE|DIR...\n"
-    "  Files are read in the order given as one sequence of dumps (a directory: its files by name).\n";
+    "usage: lockwatch analyze [--format text|json] [--stuck-samples N] [--window N] FILE|DIR|-...\n"
+    "  Files are read in the order given as one sequence of dumps (a directory: its files in\n"
+    "  natural name order; '-': standard input, e.g. jstack -l PID | lockwatch analyze -).\n";
 
 std::optional<std::uint32_t> parse_count(std::string_view text) {
   std::uint32_t value = 0;
@@ -59,7 +61,7 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
       auto n = v ? parse_count(*v) : std::nullopt;
       if (!n) return std::string(a) + " takes a whole number >= 1";
       (a == "--window" ? o.correlator.neighbour_window : o.correlator.stuck_samples) = *n;
-    } else if (a.starts_with("--")) {
+    } else if (a.starts_with("--") || (a.starts_with("-") && a != "-")) {
       return "unknown option " + std::string(a);
     } else {
       o.paths.emplace_back(a);
@@ -230,8 +232,11 @@ int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::
   report::AnalyzeResult result;
   analysis::Correlator correlator(options.correlator);
   std::vector<char> buffer(1 << 20);  // shared by every file: one allocation, not one per file
-  for (const auto& path : expand(options.paths))
-    if (!read_file(path, buffer, result, correlator, err)) return 2;
+  for (const auto& path : expand(options.paths)) {
+    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err)
+                                : read_file(path, buffer, result, correlator, err);
+    if (!ok) return 2;
+  }
   if (result.dump_input.empty()) {
     err << "lockwatch analyze: no thread dump in the input\n";
     return 1;

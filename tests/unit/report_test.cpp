@@ -2,6 +2,7 @@
 // `lockwatch analyze`: its JSON is valid whatever the dump holds, its errors are clear.
 #include <catch2/catch.hpp>
 
+#include <iostream>
 #include <sstream>
 
 #include "analyze_command.hpp"
@@ -103,6 +104,7 @@ TEST_CASE("analyze: clear errors and exit codes", "[report][cli]") {
     CHECK(r.err.find("no thread dump") != std::string::npos);
   }
   SECTION("bad option") {
+    CHECK(analyze({"-x", "file"}).code == 2);
     CHECK(analyze({"--format", "xml", "x"}).code == 2);
     CHECK(analyze({"--window", "0", "x"}).code == 2);
     CHECK(analyze({}).code == 2);
@@ -114,6 +116,19 @@ TEST_CASE("analyze: clear errors and exit codes", "[report][cli]") {
     CHECK(r.out.find("1 incomplete") != std::string::npos);
     CHECK(r.out.find("org.archive.crawler.postprocessor.FrontierScheduler") != std::string::npos);
   }
+}
+
+TEST_CASE("analyze: '-' reads standard input", "[report][cli]") {
+  const auto text = test::read_file(test::corpus_dir() / "mcnullty-jdk8u172-deadlock-l.txt");
+  std::istringstream in(text);
+  std::streambuf* saved = std::cin.rdbuf(in.rdbuf());
+  const auto r = analyze({"--format", "json", "-"});
+  std::cin.rdbuf(saved);
+  REQUIRE(r.code == 0);
+  auto doc = JsonDocument::parse(r.out);
+  REQUIRE(doc.ok());
+  CHECK(doc.member(*doc.root(), "dumps")->size == 1);
+  CHECK(r.out.find("\"file\":\"-\"") != std::string::npos);
 }
 
 TEST_CASE("analyze: directory entries in natural order", "[report][cli]") {
