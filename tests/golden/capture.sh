@@ -97,9 +97,10 @@ compile() {
     mkdir -p "$classes"
     local files=()
     for s in "${SCENARIOS[@]}"; do files+=("$src/$s.java"); done
-    "$jdk/bin/javac" -encoding UTF-8 --release 17 -d "$classes" "${files[@]}"
+    # -sourcepath picks up the shared Scenario.java; VirtualThreads then uses its class.
+    "$jdk/bin/javac" -encoding UTF-8 --release 17 -sourcepath "$src" -d "$classes" "${files[@]}"
     if [[ $jdk == "$JDK25_HOME" ]]; then
-        "$jdk/bin/javac" -encoding UTF-8 --release 21 -d "$classes" "$src/VirtualThreads.java"
+        "$jdk/bin/javac" -encoding UTF-8 --release 21 -cp "$classes" -d "$classes" "$src/VirtualThreads.java"
     fi
 }
 

@@ -1,4 +1,3 @@
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -11,41 +10,12 @@ import java.util.List;
  */
 public class EventLoopBlocked {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
         PluginLoader loader = new PluginLoader(EventLoopBlocked.class.getClassLoader());
         HttpCodecRegistry codecs = new HttpCodecRegistry(loader);
-        List<Thread> loops = new ArrayList<>();
-        for (int i = 1; i <= 4; i++) {
-            Thread t = new Thread(new EventLoop(codecs), "reactor-http-nio-" + i);
-            t.setDaemon(true);
-            loops.add(t);
-            t.start();
-        }
-        awaitState(loops, Thread.State.BLOCKED, 3, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls until at least {@code atLeast} threads are in {@code state}; exits the JVM on timeout. */
-    static void awaitState(List<Thread> threads, Thread.State state, int atLeast, long timeoutMs)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            int n = 0;
-            for (Thread t : threads) {
-                if (t.getState() == state) n++;
-            }
-            if (n >= atLeast) return;
-            Thread.sleep(10);
-        }
-        System.err.println("contention not established: fewer than " + atLeast + " threads " + state);
-        System.exit(2);
+        List<Thread> loops = Scenario.startDaemons("reactor-http-nio-", 4, new EventLoop(codecs));
+        Scenario.awaitState(loops, Thread.State.BLOCKED, 3, 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 

@@ -1,5 +1,3 @@
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -15,56 +13,22 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public class JucDeadlock {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
 
         Ledger receivables = new Ledger("receivables", new CyclicBarrier(2));
         Ledger payables = new Ledger("payables", receivables.bothLocked);
-        start("ledger-post-1", () -> receivables.post(payables, 100));
-        start("ledger-post-2", () -> payables.post(receivables, 250));
+        Scenario.startDaemon("ledger-post-1", () -> receivables.post(payables, 100));
+        Scenario.startDaemon("ledger-post-2", () -> payables.post(receivables, 250));
 
         CyclicBarrier settlementBarrier = new CyclicBarrier(2);
         Journal journal = new Journal(settlementBarrier);
         SettlementBatch batch = new SettlementBatch(journal, settlementBarrier);
         journal.batch = batch;
-        start("settlement-a", batch::close);
-        start("settlement-b", journal::rollover);
+        Scenario.startDaemon("settlement-a", batch::close);
+        Scenario.startDaemon("settlement-b", journal::rollover);
 
-        awaitDeadlock(4, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static void start(String name, Runnable body) {
-        Thread t = new Thread(body, name);
-        t.setDaemon(true);
-        t.start();
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls the JVM's own deadlock detector until {@code threads} threads are deadlocked. */
-    static void awaitDeadlock(int threads, long timeoutMs) throws InterruptedException {
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            long[] ids = mx.findDeadlockedThreads();
-            if (ids != null && ids.length >= threads) return;
-            Thread.sleep(10);
-        }
-        System.err.println("deadlock not established");
-        System.exit(2);
-    }
-
-    static void await(CyclicBarrier barrier) {
-        try {
-            barrier.await();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        Scenario.awaitDeadlock(4, 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 
@@ -84,7 +48,7 @@ class Ledger {
         try {
             balance -= amount;
             // Both posters hold their own ledger before touching the other one.
-            JucDeadlock.await(bothLocked);
+            Scenario.await(bothLocked);
             counterpart.applyEntry(amount);
         } finally {
             lock.unlock();
@@ -112,7 +76,7 @@ class SettlementBatch {
     }
 
     synchronized void close() {
-        JucDeadlock.await(bothLocked);
+        Scenario.await(bothLocked);
         journal.append("batch closed");
     }
 
@@ -143,7 +107,7 @@ class Journal {
     void rollover() {
         lock.lock();
         try {
-            JucDeadlock.await(bothLocked);
+            Scenario.await(bothLocked);
             batch.markRolled();
             entries = 0;
         } finally {

@@ -1,4 +1,3 @@
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -8,41 +7,12 @@ import java.util.List;
  */
 public class MonitorContention {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
         Inventory inventory = new Inventory();
         OrderController controller = new OrderController(inventory);
-        List<Thread> workers = new ArrayList<>();
-        for (int i = 1; i <= 8; i++) {
-            Thread t = new Thread(controller::serve, "http-nio-8080-exec-" + i);
-            t.setDaemon(true);
-            workers.add(t);
-            t.start();
-        }
-        awaitState(workers, Thread.State.BLOCKED, 6, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls until at least {@code atLeast} threads are in {@code state}; exits the JVM on timeout. */
-    static void awaitState(List<Thread> threads, Thread.State state, int atLeast, long timeoutMs)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            int n = 0;
-            for (Thread t : threads) {
-                if (t.getState() == state) n++;
-            }
-            if (n >= atLeast) return;
-            Thread.sleep(10);
-        }
-        System.err.println("contention not established: fewer than " + atLeast + " threads " + state);
-        System.exit(2);
+        List<Thread> workers = Scenario.startDaemons("http-nio-8080-exec-", 8, controller::serve);
+        Scenario.awaitState(workers, Thread.State.BLOCKED, 6, 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 

@@ -1,5 +1,3 @@
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.concurrent.CyclicBarrier;
 
 /**
@@ -9,39 +7,15 @@ import java.util.concurrent.CyclicBarrier;
  */
 public class MonitorDeadlock {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
         Account checking = new Account("checking", 1_000);
         Account savings = new Account("savings", 5_000);
         // Both threads take their first lock before either tries the second: the deadlock is certain.
         Bank bank = new Bank(new CyclicBarrier(2));
-        Thread a = new Thread(() -> bank.transfer(checking, savings, 100), "transfer-a");
-        Thread b = new Thread(() -> bank.transfer(savings, checking, 250), "transfer-b");
-        a.setDaemon(true);
-        b.setDaemon(true);
-        a.start();
-        b.start();
-        awaitDeadlock(2, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls the JVM's own deadlock detector until {@code threads} threads are deadlocked. */
-    static void awaitDeadlock(int threads, long timeoutMs) throws InterruptedException {
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            long[] ids = mx.findDeadlockedThreads();
-            if (ids != null && ids.length >= threads) return;
-            Thread.sleep(10);
-        }
-        System.err.println("deadlock not established");
-        System.exit(2);
+        Scenario.startDaemon("transfer-a", () -> bank.transfer(checking, savings, 100));
+        Scenario.startDaemon("transfer-b", () -> bank.transfer(savings, checking, 250));
+        Scenario.awaitDeadlock(2, 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 
@@ -73,16 +47,8 @@ class Bank {
     void transfer(Account from, Account to, long amount) {
         synchronized (from) {
             from.withdraw(amount);
-            awaitPeer();
+            Scenario.await(bothLocked);
             to.deposit(amount);
-        }
-    }
-
-    private void awaitPeer() {
-        try {
-            bothLocked.await();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
         }
     }
 }

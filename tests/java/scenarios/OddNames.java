@@ -25,53 +25,23 @@ public class OddNames {
     static final String[] IDLE_NAMES = {"dup-worker", "trailing spaces  ", "tab\tname"};
 
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
         Registry registry = new Registry();
 
-        Thread holder = start("线程-ü", registry::rebuild);
-        awaitState(List.of(holder), Thread.State.TIMED_WAITING, 1, 30_000);
+        Thread holder = Scenario.startDaemon("线程-ü", registry::rebuild);
+        Scenario.awaitState(List.of(holder), Thread.State.TIMED_WAITING, 1, 30_000);
 
         List<Thread> blocked = new ArrayList<>();
         for (String name : BLOCKED_NAMES) {
-            blocked.add(start(name, () -> registry.lookup("plugin")));
+            blocked.add(Scenario.startDaemon(name, () -> registry.lookup("plugin")));
         }
         List<Thread> idle = new ArrayList<>();
         for (String name : IDLE_NAMES) {
-            idle.add(start(name, Heartbeat::idle));
+            idle.add(Scenario.startDaemon(name, Heartbeat::idle));
         }
-        awaitState(blocked, Thread.State.BLOCKED, blocked.size(), 30_000);
-        awaitState(idle, Thread.State.TIMED_WAITING, idle.size(), 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static Thread start(String name, Runnable body) {
-        Thread t = new Thread(body, name);
-        t.setDaemon(true);
-        t.start();
-        return t;
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls until at least {@code atLeast} threads are in {@code state}; exits the JVM on timeout. */
-    static void awaitState(List<Thread> threads, Thread.State state, int atLeast, long timeoutMs)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            int n = 0;
-            for (Thread t : threads) {
-                if (t.getState() == state) n++;
-            }
-            if (n >= atLeast) return;
-            Thread.sleep(10);
-        }
-        System.err.println("state not established: fewer than " + atLeast + " threads " + state);
-        System.exit(2);
+        Scenario.awaitState(blocked, Thread.State.BLOCKED, blocked.size(), 30_000);
+        Scenario.awaitState(idle, Thread.State.TIMED_WAITING, idle.size(), 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 

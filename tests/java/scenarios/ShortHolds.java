@@ -1,4 +1,3 @@
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
@@ -11,41 +10,13 @@ import java.util.concurrent.locks.LockSupport;
  */
 public class ShortHolds {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
         TokenSigner signer = new TokenSigner();
         AuthService auth = new AuthService(signer);
-        List<Thread> workers = new ArrayList<>();
-        for (int i = 1; i <= 6; i++) {
-            Thread t = new Thread(auth::serve, "auth-worker-" + i);
-            t.setDaemon(true);
-            workers.add(t);
-            t.start();
-        }
-        awaitState(workers, Thread.State.BLOCKED, 3, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
-    }
-
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Samples the states until {@code atLeast} threads are seen in {@code state} at once. */
-    static void awaitState(List<Thread> threads, Thread.State state, int atLeast, long timeoutMs)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            int n = 0;
-            for (Thread t : threads) {
-                if (t.getState() == state) n++;
-            }
-            if (n >= atLeast) return;
-            Thread.sleep(1);
-        }
-        System.err.println("contention not established: fewer than " + atLeast + " threads " + state);
-        System.exit(2);
+        List<Thread> workers = Scenario.startDaemons("auth-worker-", 6, auth::serve);
+        // Waiters are BLOCKED only briefly: sample every 1 ms to see three of them at once.
+        Scenario.awaitState(workers, Thread.State.BLOCKED, 3, 30_000, 1);
+        Scenario.readyThenRunUntil(deadline);
     }
 }
 

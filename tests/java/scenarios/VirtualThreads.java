@@ -16,14 +16,13 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public class VirtualThreads {
     public static void main(String[] args) throws Exception {
-        long deadline = System.currentTimeMillis() + lifetimeSeconds(args) * 1000L;
+        long deadline = Scenario.deadline(args);
 
         AuditLog audit = new AuditLog();
         Thread auditHolder = Thread.ofVirtual().name("audit-vt").start(audit::rotate);
-        awaitState(List.of(auditHolder), Thread.State.TIMED_WAITING, 1, 30_000);
-        Thread platformWaiter = new Thread(() -> audit.append("login"), "platform-monitor-waiter");
-        platformWaiter.setDaemon(true);
-        platformWaiter.start();
+        Scenario.awaitState(List.of(auditHolder), Thread.State.TIMED_WAITING, 1, 30_000);
+        Thread platformWaiter =
+                Scenario.startDaemon("platform-monitor-waiter", () -> audit.append("login"));
 
         SessionStore sessions = new SessionStore();
         List<Thread> sessionThreads = new ArrayList<>();
@@ -37,36 +36,14 @@ public class VirtualThreads {
         }
         Thread tlsInit = Thread.ofVirtual().name("tls-init-vt").start(TlsBootstrap::run);
 
-        awaitState(List.of(platformWaiter), Thread.State.BLOCKED, 1, 30_000);
-        awaitState(sessionThreads, Thread.State.WAITING, 3, 30_000);
-        awaitState(metricThreads, Thread.State.BLOCKED, 2, 30_000);
-        awaitState(List.of(tlsInit), Thread.State.TIMED_WAITING, 1, 30_000);
-        System.out.println("READY");
-        System.out.flush();
-        Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
-        System.exit(0);
+        Scenario.awaitState(List.of(platformWaiter), Thread.State.BLOCKED, 1, 30_000);
+        Scenario.awaitState(sessionThreads, Thread.State.WAITING, 3, 30_000);
+        Scenario.awaitState(metricThreads, Thread.State.BLOCKED, 2, 30_000);
+        Scenario.awaitState(List.of(tlsInit), Thread.State.TIMED_WAITING, 1, 30_000);
+        Scenario.readyThenRunUntil(deadline);
     }
 
-    static long lifetimeSeconds(String[] args) {
-        return args.length > 0 ? Long.parseLong(args[0]) : 120;
-    }
-
-    /** Polls until at least {@code atLeast} threads are in {@code state}; exits the JVM on timeout. */
-    static void awaitState(List<Thread> threads, Thread.State state, int atLeast, long timeoutMs)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            int n = 0;
-            for (Thread t : threads) {
-                if (t.getState() == state) n++;
-            }
-            if (n >= atLeast) return;
-            Thread.sleep(10);
-        }
-        System.err.println("state not established: fewer than " + atLeast + " threads " + state);
-        System.exit(2);
-    }
-
+    // Stays here, not in Scenario: the integration test asserts the frame VirtualThreads.sleep.
     static void sleep(long ms) {
         try {
             Thread.sleep(ms);
