@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  libboost1.74-dev libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev   # daemon (sampling, export, config)
+  libboost1.74-dev libboost-filesystem1.74-dev                        # Asio, Process (needs Filesystem)
+  libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev                    # daemon (export, config, logs)
   catch2 libbenchmark-dev                                             # tests and benchmarks
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack

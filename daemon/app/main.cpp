@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze_command.hpp"
+#include "dump_command.hpp"
 
 namespace {
 
@@ -16,6 +17,8 @@ constexpr std::string_view usage =
     "  analyze [--format text|json] FILE|DIR...   contended locks, holders, deadlocks and pools\n"
     "                                             in saved thread dumps (jstack, jcmd, SIGQUIT\n"
     "                                             output, Thread.dump_to_file), read as a sequence\n"
+    "  dump --pid PID [--backend attach|jstack]    print one thread dump of a running JVM\n"
+    "       [--locks] [--timeout DURATION]          (like jstack; attach is safe and ~100x cheaper)\n"
     "  version                                    print the version\n"
     "\n"
     "Run 'lockwatch <command> --help' for the options of a command.\n";
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
   const auto command = args.front();
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
   if (command == "analyze") return lockwatch::app::run_analyze(rest, std::cout, std::cerr);
+  if (command == "dump") return lockwatch::app::run_dump(rest, std::cout, std::cerr);
   if (command == "version" || command == "--version") {
     std::cout << "lockwatch " << LOCKWATCH_VERSION << "\n";
     return 0;

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// What taking one thread dump produced: the text, or a labelled failure.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lockwatch::sampling {
+
+/// Closed set: it becomes a metric label, so it must never grow from input.
+enum class Outcome : std::uint8_t {
+  ok,
+  timeout,         // the dump did not complete within the deadline
+  attach_refused,  // no attach listener, attach disabled, wrong uid/gid, connection refused/reset
+  target_gone,     // no such process, or it exited during the dump
+  io_error,        // any other socket / pipe / file error
+  parse_error,     // the reply was not a thread dump (bad status line, no dump in the text)
+  tool_failed,     // the jstack backend's tool could not run or exited non-zero
+};
+std::string_view to_string(Outcome outcome) noexcept;
+
+struct DumpRequest {
+  int pid = 0;                                    // as seen from our PID namespace
+  bool locks = false;                             // -l: walks the heap inside the safepoint; opt-in
+  std::chrono::milliseconds timeout{10'000};      // the whole dump, connect to last byte
+};
+
+struct DumpResult {
+  Outcome outcome = Outcome::io_error;
+  std::string text;                               // the dump as jstack prints it (no status line)
+  std::string error;                              // for people: what failed and what to do
+  std::chrono::steady_clock::duration elapsed{};
+};
+
+}  // namespace lockwatch::sampling

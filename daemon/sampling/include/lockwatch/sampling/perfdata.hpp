@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// HotSpot's hsperfdata counters file (/tmp/hsperfdata_<user>/<pid>): find it from a
+// sidecar, read it, parse it. Reading it costs the JVM nothing (no safepoint, no
+// attach), so lockwatch reads it every tick.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lockwatch::sampling {
+
+/// Every counter of one hsperfdata snapshot.
+struct PerfData {
+  std::map<std::string, std::int64_t, std::less<>> longs;   // 'J' scalars
+  std::map<std::string, std::string, std::less<>> strings;  // 'B' vectors, up to the first NUL
+  std::int64_t mod_time_stamp = 0;  // hrt ticks when the last entry was added
+  bool accessible = false;          // false while the JVM is still setting the file up
+  int major_version = 0;
+  int minor_version = 0;
+  std::int32_t num_entries = 0;     // entries the JVM had published
+  // False when an entry was torn or corrupt: the maps then hold the entries before it.
+  bool complete = false;
+
+  std::optional<std::int64_t> get_long(std::string_view name) const;
+  std::optional<std::string_view> get_string(std::string_view name) const;
+};
+
+/// Parses a copy of the file. nullopt (and `*error`) when the prologue is unusable;
+/// a partial result (`complete == false`, `*error` set) when an entry is corrupt.
+/// Never trusts an offset or a length: garbage in gives an error, not UB.
+std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error = nullptr);
+
+/// The counters lockwatch uses; nullopt where the JVM does not publish one.
+struct JvmCounters {
+  std::optional<std::int64_t> threads_live;               // java.threads.live
+  std::optional<std::int64_t> threads_daemon;             // java.threads.daemon
+  std::optional<std::int64_t> contended_lock_attempts;    // sun.rt._sync_ContendedLockAttempts
+  std::optional<std::int64_t> parks;                      // sun.rt._sync_Parks
+  std::optional<std::int64_t> safepoints;                 // sun.rt.safepoints
+  std::optional<std::int64_t> safepoint_time_ticks;       // sun.rt.safepointTime
+  std::optional<std::int64_t> safepoint_sync_time_ticks;  // sun.rt.safepointSyncTime
+  std::optional<std::int64_t> frequency;                  // sun.os.hrt.frequency (ticks per second)
+  std::optional<bool> attach_supported;                   // sun.rt.jvmCapabilities[0]
+  std::string vm_version;  // java.property.java.vm.version, else java.vm.version; "" if neither
+};
+JvmCounters counters_of(const PerfData& data);
+
+/// The JVM's file as seen from a sidecar: `<proc_root>/<pid>/root/tmp/hsperfdata_*/<nspid>`.
+/// `pid` is the target in our PID namespace, `nspid` in its own (the file name). Every user
+/// directory is searched, because the user name comes from the target's /etc/passwd, not
+/// ours; symlinks are skipped; with several matches the newest file wins. `proc_root` is
+/// "/proc" in production.
+std::optional<std::string> find_perfdata_file(const std::string& proc_root, int pid, int nspid);
+
+/// Reads the whole file (a private copy: the JVM keeps writing the original) and parses it.
+/// Refuses symlinks and non-regular files; errors name the path and the system's reason.
+std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error = nullptr);
+
+}  // namespace lockwatch::sampling

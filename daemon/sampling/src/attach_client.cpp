@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/sampling/attach_client.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "attach_preflight.hpp"
+#include "lockwatch/sampling/attach_protocol.hpp"
+
+namespace lockwatch::sampling {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string seconds(std::chrono::milliseconds ms) { return std::to_string(static_cast<double>(ms.count()) / 1000.0) + " s"; }
+
+std::string our_ids() { return "uid " + std::to_string(::geteuid()) + " gid " + std::to_string(::getegid()); }
+
+// One dump: find the socket (starting the listener if allowed), connect, send the
+// request, read to EOF, all against one deadline.
+class AttachSession : public std::enable_shared_from_this<AttachSession> {
+ public:
+  AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
+                std::function<void(DumpResult)> done)
+      : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
+        done_(std::move(done)), started_(Clock::now()) {}
+
+  void start() {
+    deadline_.expires_after(request_.timeout);
+    deadline_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec) self->finish(Outcome::timeout, "no complete reply within " + seconds(self->request_.timeout) +
+                                                  " (a stopped or overloaded JVM?); the connection was closed");
+    });
+    auto found = detail::find_target(proc_, request_.pid);
+    if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
+    target_ = std::get<detail::Target>(found);
+    auto state = detail::check_socket(target_);
+    if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
+    if (std::get<detail::SocketState>(state) == detail::SocketState::ready) return connect();
+    start_listener();
+  }
+
+ private:
+  // The listener starts lazily on the first attach: trigger file + SIGQUIT, once.
+  void start_listener() {
+    if (!options_.may_start_listener)
+      return finish(Outcome::attach_refused, "no attach listener (" + target_.socket_path + " is missing)");
+    if (auto refusal = detail::may_signal(proc_, target_)) return finish(refusal->outcome, refusal->error);
+    trigger_ = detail::create_trigger(proc_, target_);
+    if (!trigger_)
+      return finish(Outcome::attach_refused, "cannot create the attach trigger file in the JVM's cwd or /tmp: run as uid " +
+                                                 std::to_string(target_.status.euid()) + " gid " +
+                                                 std::to_string(target_.status.egid()) + " (or root)");
+    if (::kill(target_.pid, SIGQUIT) != 0)
+      return finish(errno == ESRCH ? Outcome::target_gone : Outcome::attach_refused,
+                    std::string("cannot signal the JVM: ") + std::strerror(errno));
+    listener_deadline_ = Clock::now() + options_.listener_wait;
+    wait_for_socket();
+  }
+
+  void wait_for_socket() {
+    poll_.expires_after(poll_step_);
+    poll_step_ = std::min(poll_step_ * 2, std::chrono::milliseconds(200));
+    poll_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec && !self->finished_) self->check_listener();
+    });
+  }
+
+  void check_listener() {
+    auto state = detail::check_socket(target_);
+    if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
+    if (std::get<detail::SocketState>(state) == detail::SocketState::ready) return remove_trigger(), connect();
+    if (!proc_.exists(target_.pid)) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
+    if (Clock::now() < listener_deadline_) return wait_for_socket();
+    finish(Outcome::attach_refused, "the JVM did not start its attach listener within " + seconds(options_.listener_wait) +
+                                        " of SIGQUIT (start it with -XX:+StartAttachListener, or see -Xlog:attach=debug)");
+  }
+
+  void connect() {
+    socket_.async_connect(asio::local::stream_protocol::endpoint(target_.socket_path),
+                          [self = shared_from_this()](error_code ec) {
+                            if (self->finished_) return;
+                            if (ec) return self->connect_failed(ec);
+                            self->send_request();
+                          });
+  }
+
+  void connect_failed(const error_code& ec) {
+    if (ec == asio::error::connection_refused)
+      return finish(Outcome::attach_refused, target_.socket_path + " refuses connections: a stale socket of a JVM that died");
+    if (ec == asio::error::access_denied)
+      return finish(Outcome::attach_refused, "permission denied on " + target_.socket_path + ": run lockwatch as uid " +
+                                                 std::to_string(target_.status.euid()) + " gid " +
+                                                 std::to_string(target_.status.egid()) + " (now " + our_ids() + ")");
+    finish(Outcome::io_error, "connecting to " + target_.socket_path + ": " + ec.message());
+  }
+
+  void send_request() {
+    request_bytes_ = encode_request(request_.locks ? AttachCommand::threaddump_locks : AttachCommand::threaddump);
+    asio::async_write(socket_, asio::buffer(request_bytes_), [self = shared_from_this()](error_code ec, std::size_t) {
+      if (self->finished_) return;
+      if (ec) return self->finish(Outcome::attach_refused, "the JVM closed the connection on our request: " + ec.message() +
+                                                               self->credentials_hint());
+      self->read();
+    });
+  }
+
+  // Drain at full speed: the text is parsed after EOF, never while the JVM waits.
+  void read() {
+    socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](error_code ec, std::size_t n) {
+      if (self->finished_) return;
+      self->bytes_ += n;
+      self->text_.append(self->reply_.feed({self->buffer_.data(), n}));
+      if (ec == asio::error::eof) return self->end_of_reply();
+      if (ec) return self->finish(self->bytes_ == 0 ? Outcome::attach_refused : Outcome::io_error,
+                                  "reading the reply: " + ec.message() + (self->bytes_ == 0 ? self->credentials_hint() : ""));
+      self->read();
+    });
+  }
+
+  void end_of_reply() {
+    if (bytes_ == 0)
+      return finish(Outcome::attach_refused, "the JVM closed the connection without a reply" + credentials_hint());
+    if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
+    if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
+    if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.substr(0, 200));
+    if (!proc_.exists(target_.pid)) return finish(Outcome::target_gone, "the JVM exited during the dump");
+    if (text_.find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
+    finish(Outcome::ok, {});
+  }
+
+  std::string credentials_hint() const {
+    return " (a JVM accepts attach only from its own uid and gid or root: it runs as uid " +
+           std::to_string(target_.status.euid()) + " gid " + std::to_string(target_.status.egid()) +
+           ", lockwatch as " + our_ids() + ")";
+  }
+
+  void remove_trigger() {
+    if (trigger_) ::unlink(trigger_->c_str());
+    trigger_.reset();
+  }
+
+  void finish(Outcome outcome, std::string error) {
+    if (finished_) return;
+    finished_ = true;
+    remove_trigger();
+    error_code ignored;
+    socket_.close(ignored);
+    deadline_.cancel();
+    poll_.cancel();
+    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text_) : std::string{},
+                      std::move(error), Clock::now() - started_};
+    asio::post(socket_.get_executor(), [done = std::move(done_), result = std::move(result)]() mutable { done(std::move(result)); });
+  }
+
+  DumpRequest request_;
+  AttachOptions options_;
+  ProcFs proc_;
+  detail::Target target_;
+  asio::local::stream_protocol::socket socket_;
+  asio::steady_timer deadline_;
+  asio::steady_timer poll_;
+  std::function<void(DumpResult)> done_;
+  Clock::time_point started_;
+  Clock::time_point listener_deadline_;
+  std::chrono::milliseconds poll_step_{20};
+  std::optional<std::string> trigger_;
+  std::string request_bytes_;
+  ReplyDecoder reply_;
+  std::array<char, 64 * 1024> buffer_{};
+  std::string text_;
+  std::size_t bytes_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+void async_attach_dump(boost::asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
+                       std::function<void(DumpResult)> done) {
+  std::make_shared<AttachSession>(io, request, options, std::move(done))->start();
+}
+
+DumpResult attach_dump(const DumpRequest& request, const AttachOptions& options) {
+  boost::asio::io_context io;
+  DumpResult result;
+  async_attach_dump(io, request, options, [&result](DumpResult r) { result = std::move(r); });
+  io.run();
+  return result;
+}
+
+}  // namespace lockwatch::sampling

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/sampling/dump_result.hpp"
+
+namespace lockwatch::sampling {
+
+std::string_view to_string(Outcome outcome) noexcept {
+  switch (outcome) {
+    case Outcome::ok: return "ok";
+    case Outcome::timeout: return "timeout";
+    case Outcome::attach_refused: return "attach_refused";
+    case Outcome::target_gone: return "target_gone";
+    case Outcome::io_error: return "io_error";
+    case Outcome::parse_error: return "parse_error";
+    case Outcome::tool_failed: return "tool_failed";
+  }
+  return "io_error";
+}
+
+}  // namespace lockwatch::sampling

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+// The hsperfdata layout, as HotSpot writes it (perfMemory.hpp) and jvmstat reads it
+// (sun.jvmstat.perfdata.monitor.v2_0), checked against files of JDK 17.0.21 and 25.0.3:
+//   prologue, 32 bytes: magic CA FE C0 C0 (these bytes in every byte order), byte_order
+//     (0 big, 1 little), major_version (2), minor_version (0), accessible, then in the
+//     file's byte order used:i32 overflow:i32 mod_time_stamp:i64 entry_offset:i32
+//     num_entries:i32.
+//   entry, at entry_offset and then back to back (8-aligned in practice):
+//     entry_length:i32 name_offset:i32 vector_length:i32 data_type:u8 ('J' jlong,
+//     'B' byte vector) flags:u8 data_units:u8 data_variability:u8 data_offset:i32, the
+//     offsets relative to the entry; the name is NUL-terminated, string values are
+//     'B' vectors NUL-terminated within vector_length bytes.
+// The JVM appends entries while it runs: it reserves the space (raising `used`), fills
+// the entry, then raises num_entries. So the walk stops after num_entries entries and
+// never reads past `used`; what lies beyond may be half written.
+#include "lockwatch/sampling/perfdata.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace lockwatch::sampling {
+namespace {
+
+constexpr std::size_t kPrologueSize = 32;
+constexpr std::size_t kEntryHeaderSize = 20;
+constexpr int kSupportedMajor = 2;
+constexpr std::string_view kMagic{"\xca\xfe\xc0\xc0", 4};
+// Far above any real file (32 KiB by default): a larger one is not hsperfdata.
+constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+
+void set_error(std::string* error, std::string text) {
+  if (error != nullptr) *error = std::move(text);
+}
+
+std::nullopt_t fail(std::string* error, std::string text) {
+  set_error(error, std::move(text));
+  return std::nullopt;
+}
+
+// Record why an entry was rejected.
+std::nullopt_t reject(std::string& why, std::string text) {
+  why = std::move(text);
+  return std::nullopt;
+}
+bool refuse(std::string& why, std::string text) {
+  why = std::move(text);
+  return false;
+}
+
+// Fixed-width reads in the file's byte order; every read is bounds-checked.
+class Bytes {
+ public:
+  Bytes(std::string_view bytes, bool little_endian) : bytes_(bytes), little_(little_endian) {}
+
+  std::size_t size() const noexcept { return bytes_.size(); }
+  std::optional<std::int32_t> i32(std::size_t at) const {
+    const auto v = unsigned_at(at, 4);
+    if (!v) return std::nullopt;
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(*v));
+  }
+  std::optional<std::int64_t> i64(std::size_t at) const {
+    const auto v = unsigned_at(at, 8);
+    if (!v) return std::nullopt;
+    return static_cast<std::int64_t>(*v);
+  }
+  std::optional<std::uint8_t> u8(std::size_t at) const {
+    if (at >= bytes_.size()) return std::nullopt;
+    return static_cast<std::uint8_t>(bytes_[at]);
+  }
+  // [at, at + length) if it lies inside the buffer.
+  std::optional<std::string_view> slice(std::size_t at, std::size_t length) const {
+    if (at > bytes_.size() || length > bytes_.size() - at) return std::nullopt;
+    return bytes_.substr(at, length);
+  }
+
+ private:
+  std::optional<std::uint64_t> unsigned_at(std::size_t at, std::size_t width) const {
+    const auto raw = slice(at, width);
+    if (!raw) return std::nullopt;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < width; ++i) {
+      v = (v << 8) | static_cast<std::uint8_t>((*raw)[little_ ? width - 1 - i : i]);
+    }
+    return v;
+  }
+
+  std::string_view bytes_;
+  bool little_;
+};
+
+struct Prologue {
+  bool little_endian = true;
+  int major = 0;
+  int minor = 0;
+  bool accessible = false;
+  std::int32_t used = 0;
+  std::int64_t mod_time_stamp = 0;
+  std::int32_t entry_offset = 0;
+  std::int32_t num_entries = 0;
+};
+
+// Checks what the entry walk relies on: where entries start, how many, where they end.
+std::optional<Prologue> check_prologue(const Prologue& p, std::size_t size, std::string* error) {
+  if (p.major != kSupportedMajor) {
+    return fail(error, "unsupported hsperfdata version " + std::to_string(p.major) + "." +
+                           std::to_string(p.minor) + " (only 2.x is known)");
+  }
+  const auto offset = p.entry_offset;
+  if (offset < static_cast<std::int32_t>(kPrologueSize) || static_cast<std::size_t>(offset) > size ||
+      offset % 4 != 0) {
+    return fail(error, "entry_offset " + std::to_string(offset) + " outside the file or misaligned");
+  }
+  if (p.num_entries < 0) return fail(error, "negative num_entries " + std::to_string(p.num_entries));
+  if (p.used < offset) return fail(error, "used " + std::to_string(p.used) + " ends before the first entry");
+  return p;
+}
+
+// The prologue's fields; `bytes` holds at least kPrologueSize bytes.
+Prologue prologue_fields(std::string_view bytes, bool little_endian) {
+  Prologue p;
+  p.little_endian = little_endian;
+  p.major = static_cast<std::uint8_t>(bytes[5]);
+  p.minor = static_cast<std::uint8_t>(bytes[6]);
+  p.accessible = bytes[7] != 0;
+  const Bytes b(bytes, little_endian);
+  p.used = b.i32(8).value_or(0);
+  p.mod_time_stamp = b.i64(16).value_or(0);
+  p.entry_offset = b.i32(24).value_or(0);
+  p.num_entries = b.i32(28).value_or(0);
+  return p;
+}
+
+std::optional<Prologue> read_prologue(std::string_view bytes, std::string* error) {
+  if (bytes.size() < kPrologueSize) {
+    return fail(error, "too short for the prologue: " + std::to_string(bytes.size()) + " bytes");
+  }
+  if (bytes.substr(0, kMagic.size()) != kMagic) return fail(error, "bad magic: not an hsperfdata file");
+  const auto order = static_cast<std::uint8_t>(bytes[4]);
+  if (order > 1) return fail(error, "bad byte_order " + std::to_string(order));
+  return check_prologue(prologue_fields(bytes, order == 1), bytes.size(), error);
+}
+
+struct EntryHeader {
+  std::size_t length = 0;
+  std::size_t name_offset = 0;
+  std::int32_t vector_length = 0;
+  std::uint8_t type = 0;
+  std::size_t data_offset = 0;
+};
+
+// An offset that must point into the entry's body: [header end, limit].
+std::optional<std::size_t> body_offset(std::optional<std::int32_t> raw, std::size_t limit) {
+  if (!raw || *raw < static_cast<std::int32_t>(kEntryHeaderSize)) return std::nullopt;
+  const auto offset = static_cast<std::size_t>(*raw);
+  if (offset > limit) return std::nullopt;
+  return offset;
+}
+
+// The header of the entry at `at`, if the whole entry lies inside `b`.
+std::optional<EntryHeader> read_entry_header(const Bytes& b, std::size_t at, std::string& why) {
+  if (at % 4 != 0) return reject(why, "misaligned entry");
+  const auto length = b.i32(at);
+  if (!length) return reject(why, "entry header past the end of the data");
+  if (*length < static_cast<std::int32_t>(kEntryHeaderSize) || static_cast<std::size_t>(*length) > b.size() - at) {
+    return reject(why, "entry_length " + std::to_string(*length) + " out of bounds");
+  }
+  EntryHeader h;
+  h.length = static_cast<std::size_t>(*length);
+  const auto name = body_offset(b.i32(at + 4), h.length - 1);  // at least the NUL fits
+  const auto data = body_offset(b.i32(at + 16), h.length);
+  if (!name || !data) return reject(why, "name_offset or data_offset outside the entry");
+  h.name_offset = *name;
+  h.data_offset = *data;
+  h.vector_length = b.i32(at + 8).value_or(-1);
+  h.type = b.u8(at + 12).value_or(0);
+  return h;
+}
+
+// The NUL-terminated text in `field`; nullopt if there is no NUL.
+std::optional<std::string_view> c_string(std::string_view field) {
+  const auto nul = field.find('\0');
+  if (nul == std::string_view::npos) return std::nullopt;
+  return field.substr(0, nul);
+}
+
+// The value's bytes [data_offset, data_offset + length) if they lie inside the entry.
+std::optional<std::string_view> value_bytes(const Bytes& b, std::size_t at, const EntryHeader& h,
+                                            std::size_t length) {
+  if (length > h.length - h.data_offset) return std::nullopt;
+  return b.slice(at + h.data_offset, length);
+}
+
+// Adds the entry's value to `out`; false (with `why`) if it does not fit the entry.
+bool decode_value(const Bytes& b, std::size_t at, const EntryHeader& h, std::string name, PerfData& out,
+                  std::string& why) {
+  if (h.vector_length < 0) return refuse(why, "negative vector_length");
+  if (h.type == 'J' && h.vector_length == 0) {
+    if (!value_bytes(b, at, h, 8)) return refuse(why, "jlong value past the entry's end");
+    out.longs.emplace(std::move(name), b.i64(at + h.data_offset).value_or(0));
+  } else if (h.type == 'B' && h.vector_length > 0) {
+    const auto raw = value_bytes(b, at, h, static_cast<std::size_t>(h.vector_length));
+    if (!raw) return refuse(why, "vector_length " + std::to_string(h.vector_length) + " past the entry's end");
+    out.strings.emplace(std::move(name), std::string(raw->substr(0, raw->find('\0'))));
+  }
+  // Any other kind is skipped, so a future JVM's new types do not hide the counters we know.
+  return true;
+}
+
+// Adds the entry at `at` to `out`; false (with `why`) if it is torn or corrupt.
+bool decode_entry(const Bytes& b, std::size_t at, const EntryHeader& h, PerfData& out, std::string& why) {
+  // The name ends before the data, or (name after data: never written by HotSpot) at the entry's end.
+  const std::size_t name_end = h.data_offset > h.name_offset ? h.data_offset : h.length;
+  const auto field = b.slice(at + h.name_offset, name_end - h.name_offset);
+  const auto name = field ? c_string(*field) : std::nullopt;
+  if (!name || name->empty()) return refuse(why, "name empty or not NUL-terminated inside the entry");
+  // Duplicates are not written by HotSpot; the first one wins.
+  return decode_value(b, at, h, std::string(*name), out, why);
+}
+
+// Walks the published entries; stops at the first bad one, leaving `out.complete` false.
+void read_entries(std::string_view bytes, const Prologue& p, PerfData& out, std::string* error) {
+  const std::size_t end = std::min(bytes.size(), static_cast<std::size_t>(p.used));
+  const Bytes b(bytes.substr(0, end), p.little_endian);
+  auto at = static_cast<std::size_t>(p.entry_offset);
+  for (std::int32_t i = 0; i < p.num_entries; ++i) {
+    std::string why;
+    const auto header = read_entry_header(b, at, why);
+    if (!header || !decode_entry(b, at, *header, out, why)) {
+      set_error(error, "entry " + std::to_string(i) + " at offset " + std::to_string(at) + ": " + why);
+      return;
+    }
+    at += header->length;  // >= the header size: the walk always advances
+  }
+  out.complete = true;
+}
+
+// Position 0 of sun.rt.jvmCapabilities is AttachListener::is_attach_supported() (HotSpot's
+// runtimeService.cpp; jvmstat's MonitoredVmUtil.isAttachable reads the same position),
+// position 1 is INCLUDE_SERVICES. Verified with JDK 17.0.21 and Temurin 25.0.3: "1100...0"
+// (64 chars) by default, "0100...0" with -XX:+DisableAttachMechanism. -Xrs leaves the
+// string (and the set of counters) unchanged; it only makes the attach listener start at
+// JVM start, without a "Signal Dispatcher" thread, instead of on the first SIGQUIT.
+std::optional<bool> attach_capability(const PerfData& data) {
+  const auto caps = data.get_string("sun.rt.jvmCapabilities");
+  if (!caps || caps->empty() || ((*caps)[0] != '0' && (*caps)[0] != '1')) return std::nullopt;
+  return (*caps)[0] == '1';
+}
+
+// Closes the descriptor on every path out of read_perfdata_file.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string errno_text(const std::string& what, const std::string& path, int err) {
+  return what + " " + path + ": " + std::generic_category().message(err);
+}
+
+// Opens `path` for reading; a symlink, FIFO or device is refused without blocking.
+bool open_regular(const std::string& path, Fd& file, std::string* error) {
+  // O_NOFOLLOW: under /proc/<pid>/root an absolute symlink planted by the target would be
+  // resolved in OUR root, pointing the sidecar at its own files.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (file.fd < 0) return set_error(error, errno_text("cannot open", path, errno)), false;
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) return set_error(error, errno_text("cannot stat", path, errno)), false;
+  if (!S_ISREG(st.st_mode)) return set_error(error, "not a regular file: " + path), false;
+  return true;
+}
+
+// Reads to EOF: a private copy, so values cannot change between a check and a use.
+std::optional<std::string> read_all(const std::string& path, int fd, std::string* error) {
+  std::string bytes;
+  std::array<char, 16384> buf{};
+  for (;;) {
+    const auto n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(error, errno_text("cannot read", path, errno));
+    if (n == 0) return bytes;
+    bytes.append(buf.data(), static_cast<std::size_t>(n));
+    if (bytes.size() > kMaxFileBytes) return fail(error, "too large for an hsperfdata file: " + path);
+  }
+}
+
+struct Candidate {
+  std::filesystem::path path;
+  std::filesystem::file_time_type modified;
+};
+
+// `<user_dir>/<nspid>` if `user_dir` is a real hsperfdata_* directory holding that regular file.
+std::optional<Candidate> candidate_in(const std::filesystem::directory_entry& user_dir, const std::string& nspid) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (user_dir.path().filename().string().rfind("hsperfdata_", 0) != 0) return std::nullopt;
+  if (!fs::is_directory(user_dir.symlink_status(ec))) return std::nullopt;  // symlinks too
+  const fs::path file = user_dir.path() / nspid;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec))) return std::nullopt;
+  const auto modified = fs::last_write_time(file, ec);
+  if (ec) return std::nullopt;
+  return Candidate{file, modified};
+}
+
+}  // namespace
+
+std::optional<std::int64_t> PerfData::get_long(std::string_view name) const {
+  const auto it = longs.find(name);
+  if (it == longs.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string_view> PerfData::get_string(std::string_view name) const {
+  const auto it = strings.find(name);
+  if (it == strings.end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error) {
+  const auto prologue = read_prologue(bytes, error);
+  if (!prologue) return std::nullopt;
+  PerfData out;
+  out.mod_time_stamp = prologue->mod_time_stamp;
+  out.accessible = prologue->accessible;
+  out.major_version = prologue->major;
+  out.minor_version = prologue->minor;
+  out.num_entries = prologue->num_entries;
+  read_entries(bytes, *prologue, out, error);
+  return out;
+}
+
+// Counter names as published by JDK 17.0.21 and Temurin 25.0.3. JDK 25 no longer
+// publishes the sun.rt._sync_* counters, so contended_lock_attempts and parks are
+// nullopt there.
+JvmCounters counters_of(const PerfData& data) {
+  JvmCounters c;
+  c.threads_live = data.get_long("java.threads.live");
+  c.threads_daemon = data.get_long("java.threads.daemon");
+  c.contended_lock_attempts = data.get_long("sun.rt._sync_ContendedLockAttempts");
+  c.parks = data.get_long("sun.rt._sync_Parks");
+  c.safepoints = data.get_long("sun.rt.safepoints");
+  c.safepoint_time_ticks = data.get_long("sun.rt.safepointTime");
+  c.safepoint_sync_time_ticks = data.get_long("sun.rt.safepointSyncTime");
+  c.frequency = data.get_long("sun.os.hrt.frequency");
+  c.attach_supported = attach_capability(data);
+  const auto version = data.get_string("java.property.java.vm.version");
+  c.vm_version = std::string(version ? *version : data.get_string("java.vm.version").value_or(""));
+  return c;
+}
+
+std::optional<std::string> find_perfdata_file(const std::string& proc_root, int pid, int nspid) {
+  if (pid <= 0 || nspid <= 0) return std::nullopt;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it(fs::path(proc_root) / std::to_string(pid) / "root" / "tmp", ec);
+  std::optional<Candidate> best;
+  // A JVM killed hard leaves its file behind; another user's stale file may share the name.
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    auto found = candidate_in(*it, std::to_string(nspid));
+    if (found && (!best || found->modified > best->modified)) best = std::move(found);
+  }
+  if (!best) return std::nullopt;
+  return best->path.string();
+}
+
+std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error) {
+  Fd file;
+  if (!open_regular(path, file, error)) return std::nullopt;
+  const auto bytes = read_all(path, file.fd, error);
+  if (!bytes) return std::nullopt;
+  std::string why;
+  auto data = parse_perfdata(*bytes, &why);
+  if (!why.empty()) set_error(error, path + ": " + why);
+  return data;
+}
+
+}  // namespace lockwatch::sampling

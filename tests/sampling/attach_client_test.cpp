@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// The attach client against real JVMs: the dump matches jstack's, and a JVM that must not
+// be signalled is never signalled. Each case starts its own JVM and kills only that one.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "lockwatch/parser/dump_parser.hpp"
+#include "lockwatch/sampling/attach_client.hpp"
+#include "process.hpp"
+#include "test_support.hpp"
+
+using namespace lockwatch;
+using namespace std::chrono_literals;
+using sampling::Outcome;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Jdk {
+  std::string name;
+  fs::path home;
+};
+
+std::vector<Jdk> jdks() {
+  std::vector<Jdk> out{{"jdk17", LOCKWATCH_JDK17_HOME}};
+  if (fs::exists(fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk25"))
+    out.push_back({"jdk25", LOCKWATCH_JDK25_HOME});
+  else
+    WARN("SKIPPED on JDK 25: no Temurin 25 at " LOCKWATCH_JDK25_HOME);
+  return out;
+}
+
+fs::path classes(const Jdk& jdk) { return fs::path(LOCKWATCH_SCENARIO_CLASSES) / jdk.name; }
+
+std::unique_ptr<test::Child> start_jvm(const Jdk& jdk, std::vector<std::string> flags, const std::string& main_class) {
+  std::vector<std::string> argv{(jdk.home / "bin" / "java").string(), "-Xmx64m"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-cp", classes(jdk).string(), main_class, "120"});
+  auto jvm = std::make_unique<test::Child>(argv);
+  REQUIRE(jvm->wait_for_line("READY", 60s));
+  return jvm;
+}
+
+sampling::DumpResult dump(int pid, std::chrono::milliseconds timeout = 20s) {
+  sampling::DumpRequest request;
+  request.pid = pid;
+  request.timeout = timeout;
+  return sampling::attach_dump(request);
+}
+
+bool alive(int pid) { return ::kill(pid, 0) == 0; }
+
+// Java threads by (#id, name), leaving out compiler threads, which come and go.
+std::set<std::pair<std::uint64_t, std::string>> java_threads(const std::string& text) {
+  std::set<std::pair<std::uint64_t, std::string>> out;
+  for (const auto& d : parser::parse_dumps(text))
+    for (const auto& t : d.threads)
+      if (t.java_id && !t.name.starts_with("C1 ") && !t.name.starts_with("C2 ")) out.emplace(*t.java_id, t.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("attach: first attach starts the listener; the dump has jstack's threads", "[attach][jvm]") {
+  for (const auto& jdk : jdks()) {
+    INFO(jdk.name);
+    auto jvm = start_jvm(jdk, {}, "MonitorContention");
+    const auto ours = dump(jvm->pid());
+    INFO(ours.error);
+    REQUIRE(ours.outcome == Outcome::ok);
+    auto jstack = test::run_command({(jdk.home / "bin" / "jstack").string(), std::to_string(jvm->pid())}, 60s);
+    REQUIRE(jstack.exit_code == 0);
+    CHECK(java_threads(ours.text) == java_threads(jstack.out));
+    CHECK(java_threads(ours.text).size() >= 9);
+    CHECK(ours.text.find("0\n") != 0);  // the status line is stripped
+    std::this_thread::sleep_for(300ms);
+    CHECK(jvm->output().find("Full thread dump") == std::string::npos);  // nothing spilled into its stdout
+  }
+}
+
+TEST_CASE("attach: -l adds lock owners; -l is opt-in", "[attach][jvm]") {
+  const auto jdk = jdks().front();
+  auto jvm = start_jvm(jdk, {}, "ReentrantLockPool");
+  sampling::DumpRequest request;
+  request.pid = jvm->pid();
+  CHECK(sampling::attach_dump(request).text.find("Locked ownable synchronizers") == std::string::npos);
+  request.locks = true;
+  const auto with_locks = sampling::attach_dump(request);
+  REQUIRE(with_locks.outcome == Outcome::ok);
+  CHECK(with_locks.text.find("ReentrantLock$NonfairSync)") != std::string::npos);
+  CHECK(with_locks.text.find("Locked ownable synchronizers") != std::string::npos);
+}
+
+TEST_CASE("attach: -XX:+DisableAttachMechanism fails clearly and is never signalled", "[attach][jvm][safety]") {
+  for (const auto& jdk : jdks()) {
+    INFO(jdk.name);
+    auto jvm = start_jvm(jdk, {"-XX:+DisableAttachMechanism"}, "MonitorContention");
+    const auto r = dump(jvm->pid());
+    CHECK(r.outcome == Outcome::attach_refused);
+    CHECK(r.error.find("DisableAttachMechanism") != std::string::npos);
+    std::this_thread::sleep_for(500ms);
+    CHECK(jvm->output().find("Full thread dump") == std::string::npos);
+    CHECK(alive(jvm->pid()));
+  }
+}
+
+TEST_CASE("attach: a -Xrs JVM is never killed", "[attach][jvm][safety]") {
+  // -Xrs: the JVM installs no SIGQUIT handler, so SIGQUIT would terminate it; it starts
+  // its attach listener at startup instead, so no signal is needed.
+  const auto jdk = jdks().front();
+  auto jvm = start_jvm(jdk, {"-Xrs"}, "MonitorContention");
+  const auto r = dump(jvm->pid());
+  INFO(r.error);
+  CHECK((r.outcome == Outcome::ok || r.outcome == Outcome::attach_refused));
+  std::this_thread::sleep_for(300ms);
+  CHECK(alive(jvm->pid()));
+}
+
+TEST_CASE("attach: a process that is not a JVM is never signalled", "[attach][safety]") {
+  test::Child sleeper({"sleep", "60"});
+  std::this_thread::sleep_for(100ms);
+  const auto r = dump(sleeper.pid());
+  CHECK(r.outcome == Outcome::attach_refused);
+  CHECK(r.error.find("hsperfdata") != std::string::npos);
+  std::this_thread::sleep_for(100ms);
+  CHECK(alive(sleeper.pid()));  // SIGQUIT would have killed it
+}
+
+TEST_CASE("attach: no such process", "[attach]") {
+  const auto r = dump(0x3ffffff0);
+  CHECK(r.outcome == Outcome::target_gone);
+  CHECK(r.error.find("no process") != std::string::npos);
+}
+
+TEST_CASE("attach: a stopped JVM times out cleanly, then recovers", "[attach][jvm]") {
+  const auto jdk = jdks().front();
+  auto jvm = start_jvm(jdk, {}, "MonitorContention");
+  REQUIRE(dump(jvm->pid()).outcome == Outcome::ok);  // the listener is up
+  ::kill(jvm->pid(), SIGSTOP);
+  const auto stopped = dump(jvm->pid(), 1500ms);
+  ::kill(jvm->pid(), SIGCONT);
+  CHECK(stopped.outcome == Outcome::timeout);
+  CHECK(stopped.elapsed < 4s);
+  CHECK(dump(jvm->pid()).outcome == Outcome::ok);
+}
+
+TEST_CASE("attach: the sidecar case - own PID and mount namespace, private /tmp, another user", "[attach][jvm][sidecar]") {
+  if (::geteuid() != 0) {
+    WARN("SKIPPED: the sidecar test needs root for unshare and setpriv");
+    return;
+  }
+  const auto jdk = jdks().front();
+  const std::string java = (jdk.home / "bin" / "java").string();
+  // unshare forks: its child is PID 1 of the new namespace and becomes the JVM (exec).
+  test::Child ns({"unshare", "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c",
+                  "mount -t tmpfs tmpfs /tmp && exec setpriv --reuid=65534 --regid=65534 --clear-groups " + java +
+                      " -Xmx64m -cp " + classes(jdk).string() + " MonitorContention 120"});
+  REQUIRE(ns.wait_for_line("READY", 60s));
+  const auto children = test::read_file("/proc/" + std::to_string(ns.pid()) + "/task/" + std::to_string(ns.pid()) + "/children");
+  const int jvm_pid = std::stoi(children);
+  // Killing unshare does not end the namespace: its init (the JVM) must be killed itself,
+  // which takes every process of the namespace with it.
+  struct KillAtExit {
+    int pid;
+    ~KillAtExit() { ::kill(pid, SIGKILL); }
+  } kill_namespace{jvm_pid};
+  const auto status = test::read_file("/proc/" + std::to_string(jvm_pid) + "/status");
+  REQUIRE(status.find("NSpid:\t" + std::to_string(jvm_pid) + "\t1\n") != std::string::npos);
+  const auto r = dump(jvm_pid);
+  INFO(r.error);
+  REQUIRE(r.outcome == Outcome::ok);
+  const auto dumps = parser::parse_dumps(r.text);
+  REQUIRE(dumps.size() == 1);
+  const auto blocked = std::count_if(dumps[0].threads.begin(), dumps[0].threads.end(),
+                                     [](const auto& t) { return t.state == model::ThreadState::blocked; });
+  CHECK(blocked >= 5);
+}

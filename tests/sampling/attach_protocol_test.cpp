@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include "lockwatch/sampling/attach_protocol.hpp"
+#include "lockwatch/sampling/proc.hpp"
+
+using namespace lockwatch::sampling;
+using namespace std::string_view_literals;
+
+TEST_CASE("attach request: the exact bytes jstack sends (JDK 8-23)", "[attach][protocol]") {
+  CHECK(encode_request(AttachCommand::threaddump) == "1\0threaddump\0\0\0\0"sv);
+  CHECK(encode_request(AttachCommand::threaddump_locks) == "1\0threaddump\0-l\0\0\0"sv);
+}
+
+TEST_CASE("attach reply: status line then payload, any split", "[attach][protocol]") {
+  const std::string reply = "0\nFull thread dump x:\n";
+  for (std::size_t split = 0; split <= reply.size(); ++split) {
+    ReplyDecoder d;
+    std::string payload(d.feed(std::string_view(reply).substr(0, split)));
+    payload += d.feed(std::string_view(reply).substr(split));
+    CHECK(d.status() == 0);
+    CHECK(payload == "Full thread dump x:\n");
+  }
+}
+
+TEST_CASE("attach reply: errors and garbage", "[attach][protocol]") {
+  ReplyDecoder bad_version;
+  bad_version.feed("101\n");
+  CHECK(bad_version.status() == 101);
+  ReplyDecoder failed;
+  CHECK(failed.feed("-1\nOperation bogus not recognized!") == "Operation bogus not recognized!");
+  CHECK(failed.status() == -1);
+  ReplyDecoder garbage;
+  CHECK(garbage.feed("HTTP/1.1 200 OK\r\n").empty());
+  CHECK(garbage.malformed());
+  ReplyDecoder endless;
+  endless.feed(std::string(100, '1'));
+  CHECK(endless.malformed());
+  ReplyDecoder nothing;
+  CHECK_FALSE(nothing.status());
+  CHECK_FALSE(nothing.malformed());
+}
+
+TEST_CASE("/proc status: namespace pid, credentials, SIGQUIT handling", "[proc]") {
+  // Shape of a JDK 17 JVM's status inside a PID namespace, as a sidecar sees it.
+  const auto s = parse_proc_status(
+      "Name:\tjava\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\nPid:\t4242\nPPid:\t4200\n"
+      "Uid:\t65534\t65534\t65534\t65534\nGid:\t65534\t65534\t65534\t65534\nNStgid:\t4242\t1\nNSpid:\t4242\t1\n"
+      "SigQ:\t0/96364\nSigPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
+      "SigIgn:\t0000000000000000\nSigCgt:\t0000000281005ccf\n");
+  REQUIRE(s);
+  CHECK(s->name == "java");
+  CHECK(s->state == 'S');
+  CHECK(s->nspid == 1);
+  CHECK(s->euid() == 65534);
+  CHECK(s->egid() == 65534);
+  CHECK(s->handles(3));   // SIGQUIT: the JVM's handler
+  CHECK_FALSE(s->handles(10));
+  // -Xrs: no SIGQUIT handler; a shell ignoring it.
+  auto xrs = parse_proc_status("Name:\tjava\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nSigIgn:\t0\nSigCgt:\t0000000281005ccb\n");
+  REQUIRE(xrs);
+  CHECK_FALSE(xrs->handles(3));
+  CHECK(xrs->nspid == 0);  // an old kernel without NSpid: the caller uses the pid
+  auto ignored = parse_proc_status("Name:\tx\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nSigIgn:\t4\nSigCgt:\t4\n");
+  CHECK_FALSE(ignored->handles(3));
+  CHECK_FALSE(parse_proc_status("Name:\tx\n"));
+}
+
+TEST_CASE("/proc stat: start time after a command name with spaces and parens", "[proc]") {
+  CHECK(parse_start_time("31593 (cat) R 31589 31589 1179 0 -1 4194304 132 0 0 0 0 0 0 0 20 0 1 0 347114 3133440 384") == 347114);
+  CHECK(parse_start_time("7 (a) b) (c) S 1 7 7 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 99 0 0") == 99);
+  CHECK_FALSE(parse_start_time("7 (x) S 1 2"));
+  CHECK_FALSE(parse_start_time(""));
+}
+
+TEST_CASE("/proc of this very process", "[proc]") {
+  ProcFs proc;
+  const int self = static_cast<int>(::getpid());
+  auto s = proc.status(self);
+  REQUIRE(s);
+  CHECK(s->nspid == self);  // tests run in the host namespace
+  CHECK(proc.start_time(self).value_or(0) > 0);
+  CHECK(proc.exists(self));
+  CHECK_FALSE(proc.exists(0x7ffffff0));
+  CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);
+}
