@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which JVMs run on this machine (or in this pod): like jps, but from a sidecar.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "lockwatch/sampling/proc.hpp"
+
+namespace lockwatch::sampling {
+
+/// A target is a process, not a pid: a restarted app (new pid) or a reused pid (new start
+/// time) is a new target, so its series and its state never mix with the old one's.
+struct TargetId {
+  int pid = 0;
+  std::uint64_t start_time = 0;  // clock ticks since boot, /proc/PID/stat field 22
+  auto operator<=>(const TargetId&) const = default;
+};
+
+struct DiscoveredJvm {
+  TargetId id;
+  int nspid = 0;
+  std::string perfdata_path;  // its hsperfdata file, seen through /proc/PID/root
+  std::string cmdline;        // NULs as spaces
+};
+
+struct DiscoveryFilter {
+  std::optional<std::regex> cmdline;  // keep JVMs whose command line matches (search, not full match)
+  std::vector<int> pids;              // or exactly these pids (empty: every JVM)
+};
+
+/// Every process under `proc_root` that has an hsperfdata file - a HotSpot JVM with
+/// PerfData on - and passes the filter, in pid order. Processes that vanish or cannot be
+/// read while scanning are skipped. Never signals or connects to anything.
+std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter = {});
+
+/// The one JVM with this pid, if it is one.
+std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid);
+
+}  // namespace lockwatch::sampling

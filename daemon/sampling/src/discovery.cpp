@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/sampling/discovery.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "lockwatch/sampling/perfdata.hpp"
+
+namespace lockwatch::sampling {
+namespace {
+
+std::optional<int> as_pid(const std::string& name) {
+  int pid = 0;
+  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+  if (ec != std::errc{} || ptr != name.data() + name.size() || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+std::vector<int> all_pids(const ProcFs& proc) {
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc.root(), ec))
+    if (auto pid = as_pid(entry.path().filename().string())) pids.push_back(*pid);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+bool wanted(const DiscoveredJvm& jvm, const DiscoveryFilter& filter) {
+  if (!filter.pids.empty() && std::find(filter.pids.begin(), filter.pids.end(), jvm.id.pid) == filter.pids.end())
+    return false;
+  return !filter.cmdline || std::regex_search(jvm.cmdline, *filter.cmdline);
+}
+
+}  // namespace
+
+std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid) {
+  auto status = proc.status(pid);
+  auto start = proc.start_time(pid);
+  if (!status || !start) return std::nullopt;
+  const int nspid = status->nspid > 0 ? status->nspid : pid;
+  auto perfdata = find_perfdata_file(proc.root(), pid, nspid);
+  if (!perfdata) return std::nullopt;
+  return DiscoveredJvm{{pid, *start}, nspid, *perfdata, proc.cmdline(pid).value_or("")};
+}
+
+std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter) {
+  std::vector<DiscoveredJvm> out;
+  for (int pid : filter.pids.empty() ? all_pids(proc) : filter.pids)
+    if (auto jvm = discover_pid(proc, pid); jvm && wanted(*jvm, filter)) out.push_back(std::move(*jvm));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace lockwatch::sampling
