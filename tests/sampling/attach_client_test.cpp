@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,10 +159,22 @@ TEST_CASE("attach: the sidecar case - own PID and mount namespace, private /tmp,
   }
   const auto jdk = jdks().front();
   const std::string java = (jdk.home / "bin" / "java").string();
+  // The JVM gets a private tmpfs on /tmp, which hides anything below /tmp (a checkout may
+  // live there), and runs as nobody: its classes go to a world-readable copy in /var/tmp.
+  std::string pattern = "/var/tmp/lockwatch-sidecar-XXXXXX";
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  const fs::path copy = pattern;
+  struct RemoveAtExit {
+    fs::path dir;
+    ~RemoveAtExit() { fs::remove_all(dir); }
+  } remove_copy{copy};
+  fs::copy(classes(jdk), copy, fs::copy_options::recursive);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
   // unshare forks: its child is PID 1 of the new namespace and becomes the JVM (exec).
   test::Child ns({"unshare", "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c",
                   "mount -t tmpfs tmpfs /tmp && exec setpriv --reuid=65534 --regid=65534 --clear-groups " + java +
-                      " -Xmx64m -cp " + classes(jdk).string() + " MonitorContention 120"});
+                      " -Xmx64m -cp " + copy.string() + " MonitorContention 120"});
   REQUIRE(ns.wait_for_line("READY", 60s));
   const auto children = test::read_file("/proc/" + std::to_string(ns.pid()) + "/task/" + std::to_string(ns.pid()) + "/children");
   const int jvm_pid = std::stoi(children);
