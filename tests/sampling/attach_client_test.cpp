@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -58,6 +60,20 @@ sampling::DumpResult dump(int pid, std::chrono::milliseconds timeout = 20s) {
 
 bool alive(int pid) { return ::kill(pid, 0) == 0; }
 
+// What a JVM killed with SIGKILL leaves behind: a socket file nobody listens on, at the
+// path a new JVM with the same pid would use.
+void plant_stale_socket(int pid) {
+  const std::string path = "/tmp/.java_pid" + std::to_string(pid);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ::unlink(path.c_str());
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  ::close(fd);
+}
+
 // Java threads by (#id, name), leaving out compiler threads, which come and go.
 std::set<std::pair<std::uint64_t, std::string>> java_threads(const std::string& text) {
   std::set<std::pair<std::uint64_t, std::string>> out;
@@ -104,11 +120,33 @@ TEST_CASE("attach: -XX:+DisableAttachMechanism fails clearly and is never signal
     INFO(jdk.name);
     auto jvm = start_jvm(jdk, {"-XX:+DisableAttachMechanism"}, "MonitorContention");
     const auto r = dump(jvm->pid());
+    INFO(r.error);
     CHECK(r.outcome == Outcome::attach_refused);
     CHECK(r.error.find("DisableAttachMechanism") != std::string::npos);
     std::this_thread::sleep_for(500ms);
     CHECK(jvm->output().find("Full thread dump") == std::string::npos);
     CHECK(alive(jvm->pid()));
+  }
+}
+
+TEST_CASE("attach: a stale socket left by a dead JVM with the same pid", "[attach][jvm][safety]") {
+  const auto jdk = jdks().front();
+  SECTION("the new JVM's listener is started and replaces it") {
+    auto jvm = start_jvm(jdk, {}, "MonitorContention");
+    plant_stale_socket(jvm->pid());
+    const auto r = dump(jvm->pid());
+    INFO(r.error);
+    CHECK(r.outcome == Outcome::ok);
+  }
+  SECTION("a JVM with attach disabled is still never signalled") {
+    auto jvm = start_jvm(jdk, {"-XX:+DisableAttachMechanism"}, "MonitorContention");
+    plant_stale_socket(jvm->pid());
+    const auto r = dump(jvm->pid());
+    ::unlink(("/tmp/.java_pid" + std::to_string(jvm->pid())).c_str());
+    CHECK(r.outcome == Outcome::attach_refused);
+    CHECK(r.error.find("DisableAttachMechanism") != std::string::npos);
+    std::this_thread::sleep_for(300ms);
+    CHECK(jvm->output().find("Full thread dump") == std::string::npos);
   }
 }
 

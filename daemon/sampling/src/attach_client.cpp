@@ -78,7 +78,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void check_listener() {
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
-    if (std::get<detail::SocketState>(state) == detail::SocketState::ready) return remove_trigger(), connect();
+    const bool fresh = !stale_inode_ || detail::socket_inode(target_) != stale_inode_;
+    if (std::get<detail::SocketState>(state) == detail::SocketState::ready && fresh) return remove_trigger(), connect();
     if (!proc_.exists(target_.pid)) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
     if (Clock::now() < listener_deadline_) return wait_for_socket();
     finish(Outcome::attach_refused, "the JVM did not start its attach listener within " + seconds(options_.listener_wait) +
@@ -95,6 +96,13 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void connect_failed(const error_code& ec) {
+    // A JVM killed with SIGKILL leaves its socket behind, and a new JVM may reuse its pid:
+    // treat the listener as missing, once, through the same checks as a missing socket.
+    if (ec == asio::error::connection_refused && !stale_inode_ && (stale_inode_ = detail::socket_inode(target_))) {
+      error_code ignored;
+      socket_.close(ignored);
+      return start_listener();
+    }
     if (ec == asio::error::connection_refused)
       return finish(Outcome::attach_refused, target_.socket_path + " refuses connections: a stale socket of a JVM that died");
     if (ec == asio::error::access_denied)
@@ -174,6 +182,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   Clock::time_point listener_deadline_;
   std::chrono::milliseconds poll_step_{20};
   std::optional<std::string> trigger_;
+  std::optional<std::uint64_t> stale_inode_;  // a refused socket; only a new one will do
   std::string request_bytes_;
   ReplyDecoder reply_;
   std::array<char, 64 * 1024> buffer_{};

@@ -45,6 +45,12 @@ std::variant<SocketState, Refusal> check_socket(const Target& t) {
   return SocketState::ready;
 }
 
+std::optional<std::uint64_t> socket_inode(const Target& t) {
+  struct stat st {};
+  if (::lstat(t.socket_path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(st.st_ino);
+}
+
 std::optional<Refusal> may_signal(const ProcFs& proc, const Target& t) {
   const std::string who = "pid " + std::to_string(t.pid);
   auto file = find_perfdata_file(proc.root(), t.pid, t.nspid);

@@ -31,6 +31,9 @@ enum class SocketState { ready, missing };
 /// The socket must be a socket owned by the JVM's effective uid before we connect to it.
 std::variant<SocketState, Refusal> check_socket(const Target& target);
 
+/// The socket file's inode: a listener that starts replaces a stale socket with a new file.
+std::optional<std::uint64_t> socket_inode(const Target& target);
+
 /// Whether the listener may be started with SIGQUIT; the Refusal says why not.
 std::optional<Refusal> may_signal(const ProcFs& proc, const Target& target);
 
