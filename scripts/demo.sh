@@ -2,20 +2,23 @@
 # The main job on a fresh Debian 12 machine: installs what it needs, builds lockwatch,
 # starts the bundled demo JVM (a shop whose request threads contend on a synchronized
 # price cache and a ReentrantLock connection pool), takes ten thread dumps 200 ms apart
-# with `jstack -l` - the incident routine - and prints lockwatch's report of them.
+# with `lockwatch dump --locks` (lockwatch's own attach client) - the incident routine of
+# running jstack ten times - and prints lockwatch's report of them.
 #
 #   scripts/demo.sh                 the bundled demo JVM
 #   scripts/demo.sh --pid PID       a JVM of yours (same user as the JVM, or root)
 #   scripts/demo.sh --count N       N dumps instead of 10
+#   scripts/demo.sh --jstack        take the dumps with the JDK's jstack -l instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pid="" count=10
+pid="" count=10 backend=attach
 while [ $# -gt 0 ]; do
   case "$1" in
     --pid) pid=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
-    *) echo "usage: scripts/demo.sh [--pid PID] [--count N]" >&2; exit 2 ;;
+    --jstack) backend=jstack; shift ;;
+    *) echo "usage: scripts/demo.sh [--pid PID] [--count N] [--jstack]" >&2; exit 2 ;;
   esac
 done
 
@@ -39,9 +42,9 @@ fi
 
 dumps="$work/dumps-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$dumps"
-echo "taking $count dumps of pid $pid with jstack -l into $dumps"
+echo "taking $count dumps of pid $pid ($backend backend, with lock owners) into $dumps"
 for i in $(seq -w 1 "$count"); do
-  jstack -l "$pid" >"$dumps/dump-$i.txt"
+  "$lockwatch" dump --pid "$pid" --locks --backend "$backend" >"$dumps/dump-$i.txt"
   sleep 0.2
 done
 
