@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_reader.hpp"
 
+#include "lockwatch/model/text.hpp"
+
 #include <algorithm>
 
 namespace lockwatch::parser::detail {
@@ -291,16 +293,16 @@ bool JsonParser::unicode_escape(std::string& out) {
   if (!unit) return in_.size() - pos_ < 4 ? fail(end_of_input, in_.size()) : fail("invalid \\u escape", pos_);
   pos_ += 4;
   if (!is_high_surrogate(*unit)) {
-    append_utf8(out, *unit);  // a lone low surrogate becomes U+FFFD there
+    model::append_utf8(*unit, out);  // a lone low surrogate becomes U+FFFD there
     return true;
   }
   const auto low = in_.substr(pos_, 2) == "\\u" ? hex4_at(pos_ + 2) : std::nullopt;
   if (!low || !is_low_surrogate(*low)) {
-    append_utf8(out, replacement_char);
+    model::append_utf8(replacement_char, out);
     return true;
   }
   pos_ += 6;
-  append_utf8(out, 0x10000 + ((*unit - 0xD800) << 10) + (*low - 0xDC00));
+  model::append_utf8(0x10000 + ((*unit - 0xD800) << 10) + (*low - 0xDC00), out);
   return true;
 }
 
@@ -372,15 +374,5 @@ std::optional<std::uint64_t> json_uint(const JsonNode& node) noexcept {
   return json_uint_text(node.text);
 }
 
-void append_utf8(std::string& out, std::uint32_t code_point) {
-  if ((code_point >= 0xD800 && code_point <= 0xDFFF) || code_point > 0x10FFFF) code_point = replacement_char;
-  const auto put = [&out](std::uint32_t bits) { out.push_back(static_cast<char>(bits & 0xFF)); };
-  if (code_point < 0x80) return put(code_point);
-  // The lead byte tells the length; each continuation byte carries six bits, high bits first.
-  const int continuation = code_point < 0x800 ? 1 : code_point < 0x10000 ? 2 : 3;
-  constexpr std::uint32_t lead[] = {0x00, 0xC0, 0xE0, 0xF0};
-  put(lead[continuation] | code_point >> (6 * continuation));
-  for (int shift = 6 * (continuation - 1); shift >= 0; shift -= 6) put(0x80 | (code_point >> shift & 0x3F));
-}
 
 }  // namespace lockwatch::parser::detail

@@ -115,7 +115,4 @@ std::optional<std::uint64_t> json_uint_text(std::string_view digits) noexcept;
 /// (dump_to_file writes Java longs as strings before JDK 27 and as numbers after).
 std::optional<std::uint64_t> json_uint(const JsonNode& node) noexcept;
 
-/// Appends the UTF-8 form of `code_point` (U+FFFD for surrogates and values past U+10FFFF).
-void append_utf8(std::string& out, std::uint32_t code_point);
-
 }  // namespace lockwatch::parser::detail

@@ -4,6 +4,7 @@
 namespace lockwatch::model {
 
 void append_utf8(char32_t cp, std::string& out) {
+  if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;  // not encodable: U+FFFD
   auto put = [&out](char32_t value) { out.push_back(static_cast<char>(value)); };
   if (cp < 0x80) {
     put(cp);

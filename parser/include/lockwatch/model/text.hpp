@@ -14,7 +14,7 @@ namespace lockwatch::model {
 template <class F>
 void for_each_code_point(std::string_view raw, F&& f);
 
-/// Appends `cp` to `out` as UTF-8.
+/// Appends `cp` to `out` as UTF-8; a surrogate or a value past U+10FFFF becomes U+FFFD.
 void append_utf8(char32_t cp, std::string& out);
 
 namespace detail {
