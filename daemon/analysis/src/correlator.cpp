@@ -65,12 +65,7 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
     const auto& t = dump.threads[w.thread];
     Observation o{{w.kind, strings_.intern(w.lock_class), strings_.intern(w.site)}, w.address,
                   strings_.intern(t.name), t.java_id, {}};
-    if (w.holder) {
-      auto h = std::find_if(g.held.begin(), g.held.end(), [&](const Held& x) {
-        return x.thread == *w.holder && x.kind == w.kind && x.address == w.address;
-      });
-      o.holder = holder_of(*h);
-    }
+    if (w.held) o.holder = holder_of(g.held[*w.held]);
     s.waits.push_back(o);
   }
   samples_.push_back(std::move(s));

@@ -78,10 +78,11 @@ void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector
     out.push_back(Held{index, LockKind::park, s.address, s.class_name, site_from(t, 0), site_from(t, 0)});
 }
 
-// (kind, address) -> holder thread, sorted for binary search.
+// (kind, address) -> index into LockGraph::held, sorted for binary search. Held locks are
+// collected thread by thread, so among duplicates the lowest index is the lowest thread.
 using HolderIndex = std::vector<std::tuple<LockKind, std::uint64_t, std::uint32_t>>;
 
-std::optional<std::uint32_t> holder_of(const HolderIndex& index, LockKind kind, std::uint64_t address) {
+std::optional<std::uint32_t> held_lock(const HolderIndex& index, LockKind kind, std::uint64_t address) {
   auto it = std::lower_bound(index.begin(), index.end(), std::tuple{kind, address, std::uint32_t{0}});
   if (it == index.end() || std::get<0>(*it) != kind || std::get<1>(*it) != address) return std::nullopt;
   return std::get<2>(*it);
@@ -169,14 +170,14 @@ LockGraph build_lock_graph(const model::ThreadDump& dump) {
   }
   HolderIndex holders;
   holders.reserve(g.held.size());
-  for (const auto& h : g.held) holders.emplace_back(h.kind, h.address, h.thread);
+  for (std::uint32_t k = 0; k < g.held.size(); ++k) holders.emplace_back(g.held[k].kind, g.held[k].address, k);
   std::sort(holders.begin(), holders.end());
   for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
     if (!lines[i] || !lines[i]->contends) continue;
     const auto& w = *lines[i];
-    Wait wait{i, w.kind, w.ref->address, w.ref->class_name, wait_site(dump.threads[i], w), std::nullopt};
-    if (auto h = w.ref->address ? holder_of(holders, w.kind, *w.ref->address) : std::nullopt; h && *h != i)
-      wait.holder = h;
+    Wait wait{i, w.kind, w.ref->address, w.ref->class_name, wait_site(dump.threads[i], w), std::nullopt, std::nullopt};
+    if (auto k = w.ref->address ? held_lock(holders, w.kind, *w.ref->address) : std::nullopt; k && g.held[*k].thread != i)
+      wait.holder = g.held[*k].thread, wait.held = k;
     g.waits.push_back(wait);
   }
   g.deadlocks = find_cycles(g, dump.threads.size());

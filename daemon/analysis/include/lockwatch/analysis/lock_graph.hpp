@@ -22,6 +22,7 @@ struct Wait {
   std::string_view lock_class;
   std::string_view site;                 // where it waits: first frame that is not lock plumbing
   std::optional<std::uint32_t> holder;   // thread index of the owner, when this dump shows it
+  std::optional<std::uint32_t> held;     // index into LockGraph::held of the lock the owner holds
 };
 
 /// A lock some thread holds: a monitor ("- locked", minus the one it waits on) or an
