@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -21,7 +22,11 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-std::string seconds(std::chrono::milliseconds ms) { return std::to_string(static_cast<double>(ms.count()) / 1000.0) + " s"; }
+std::string seconds(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", static_cast<double>(ms.count()) / 1000.0);
+  return text;
+}
 
 std::string our_ids() { return "uid " + std::to_string(::geteuid()) + " gid " + std::to_string(::getegid()); }
 
