@@ -182,7 +182,7 @@ TEST_CASE("attach: a stopped JVM times out cleanly, then recovers", "[attach][jv
   const auto jdk = jdks().front();
   auto jvm = start_jvm(jdk, {}, "MonitorContention");
   REQUIRE(dump(jvm->pid()).outcome == Outcome::ok);  // the listener is up
-  ::kill(jvm->pid(), SIGSTOP);
+  REQUIRE(test::stop_process(jvm->pid()));
   const auto stopped = dump(jvm->pid(), 1500ms);
   ::kill(jvm->pid(), SIGCONT);
   CHECK(stopped.outcome == Outcome::timeout);

@@ -241,7 +241,7 @@ TEST_CASE("jstack: a stopped JVM times out, jstack is reaped, and dumps again af
   for (const auto& jdk : jdks()) {
     INFO(jdk.name);
     auto jvm = start_jvm(jdk);
-    REQUIRE(::kill(jvm->pid(), SIGSTOP) == 0);  // our own child
+    REQUIRE(test::stop_process(jvm->pid()));  // our own child
     const auto r = sampling::jstack_dump(request(jvm->pid(), false, 2s), jdk.jstack());
     INFO("error: " << r.error);
     CHECK(r.outcome == Outcome::timeout);

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 extern char** environ;
@@ -80,6 +82,20 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::sec
   ::waitpid(pid, &status, 0);
   r.exit_code = finished && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+bool stop_process(pid_t pid, std::chrono::seconds timeout) {
+  if (::kill(pid, SIGSTOP) != 0) return false;
+  const auto deadline = Clock::now() + timeout;
+  const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+  while (Clock::now() < deadline) {
+    std::ifstream in(stat);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = text.rfind(')');
+    if (paren != std::string::npos && text.size() > paren + 2 && text[paren + 2] == 'T') return true;
+    ::usleep(5000);
+  }
+  return false;
 }
 
 Child::Child(const std::vector<std::string>& argv) {

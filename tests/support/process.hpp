@@ -20,6 +20,10 @@ struct CommandResult {
 /// Runs argv[0] (searched in PATH) with no shell; kills it at the deadline.
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout);
 
+/// Sends SIGSTOP and waits until /proc shows the process stopped ('T'): kill() returns
+/// before every thread has stopped, and a loaded machine makes that gap visible.
+bool stop_process(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds(5));
+
 /// A long-running child (a scenario JVM). Killed (SIGKILL) and reaped on destruction.
 class Child {
  public:
