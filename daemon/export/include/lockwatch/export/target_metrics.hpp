@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the daemon knows about one target after a sample: the exporter's only input.
+// Plain data with owned strings, so the sampler can hand it over and forget it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockwatch::exporter {
+
+/// A hot lock's identity in metrics: (kind, lock class, site) — never an address.
+struct LockLabels {
+  std::string kind;        // "monitor" | "park"
+  std::string lock_class;  // "java.lang.Object", "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+  std::string site;        // waiting site, or the holder site for holder observations
+  auto operator<=>(const LockLabels&) const = default;
+};
+
+/// Cumulative counts since the target was added: the exporter turns them into counters
+/// (it never decreases them) and bounds their label sets to the top K plus "other".
+struct TargetTotals {
+  std::map<std::string, std::uint64_t> samples;                     // outcome label -> samples
+  std::map<LockLabels, std::uint64_t> wait_observations;            // waiting threads summed over samples
+  std::map<LockLabels, std::uint64_t> holder_observations;          // site = holder site
+  std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved
+  std::uint64_t incidents = 0;
+};
+
+/// The latest successful sample: gauges.
+struct LatestSample {
+  std::map<std::string, std::uint32_t> threads_by_state;            // "BLOCKED", "WAITING", ... as Java spells them
+  std::map<LockLabels, std::uint32_t> lock_waiters;                 // waiters per hot lock
+  std::uint32_t deadlocked_threads = 0;
+  std::map<std::string, std::map<std::string, std::uint32_t>> pool_threads;  // pool -> state -> threads
+};
+
+/// Read from hsperfdata every tick; absent when the JVM does not publish the counter.
+struct JvmPerf {
+  std::optional<std::int64_t> threads_live;
+  std::optional<std::int64_t> contended_enters;  // sun.rt._sync_ContendedLockAttempts
+  std::optional<std::int64_t> parks;             // sun.rt._sync_Parks
+  std::optional<double> safepoint_seconds;       // sun.rt.safepointTime / sun.os.hrt.frequency
+};
+
+struct TargetMetrics {
+  std::string target;                      // the target's label: "<app>-<pid>" style, stable per target
+  bool up = false;                         // the last sample attempt succeeded
+  std::optional<double> last_sample_time;  // unix seconds of the last successful sample
+  std::vector<double> new_durations;       // sample durations (seconds) since the last update: histogram
+  TargetTotals totals;
+  std::optional<LatestSample> latest;      // none before the first successful sample
+  JvmPerf perf;
+};
+
+}  // namespace lockwatch::exporter
