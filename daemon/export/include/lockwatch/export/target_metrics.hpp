@@ -27,6 +27,8 @@ struct TargetTotals {
   std::map<LockLabels, std::uint64_t> holder_observations;          // site = holder site
   std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved
   std::uint64_t incidents = 0;
+  std::uint64_t missed_ticks = 0;     // deadlines that passed while the previous dump still ran
+  std::uint64_t ring_evictions = 0;   // samples dropped from the ring to stay within its bounds
 };
 
 /// The latest successful sample: gauges.
@@ -53,6 +55,8 @@ struct TargetMetrics {
   TargetTotals totals;
   std::optional<LatestSample> latest;      // none before the first successful sample
   JvmPerf perf;
+  std::uint32_t ring_samples = 0;          // samples held for this target now
+  std::uint64_t ring_bytes = 0;            // their estimated memory
 };
 
 }  // namespace lockwatch::exporter
