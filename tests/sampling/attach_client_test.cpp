@@ -190,6 +190,27 @@ TEST_CASE("attach: a stopped JVM times out cleanly, then recovers", "[attach][jv
   CHECK(dump(jvm->pid()).outcome == Outcome::ok);
 }
 
+TEST_CASE("attach: a JVM that dies during the dump is target_gone, promptly", "[attach][jvm]") {
+  const auto jdk = jdks().front();
+  auto jvm = start_jvm(jdk, {}, "MonitorContention");
+  REQUIRE(dump(jvm->pid()).outcome == Outcome::ok);  // the listener is up
+  // Stopped, the JVM accepts the connection (the kernel queues it) but never answers:
+  // the dump is in flight when the JVM is killed.
+  REQUIRE(test::stop_process(jvm->pid()));
+  boost::asio::io_context io;
+  sampling::DumpResult result;
+  sampling::DumpRequest request;
+  request.pid = jvm->pid();
+  request.timeout = 20s;
+  sampling::async_attach_dump(io, request, {}, [&result](sampling::DumpResult r) { result = std::move(r); });
+  boost::asio::steady_timer kill_timer(io, 300ms);
+  kill_timer.async_wait([pid = jvm->pid()](boost::system::error_code) { ::kill(pid, SIGKILL); });
+  io.run();
+  CHECK(result.outcome == Outcome::target_gone);
+  CHECK(result.error.find("exited during the dump") != std::string::npos);
+  CHECK(result.elapsed < 5s);
+}
+
 TEST_CASE("attach: the sidecar case - own PID and mount namespace, private /tmp, another user", "[attach][jvm][sidecar]") {
   if (::geteuid() != 0) {
     WARN("SKIPPED: the sidecar test needs root for unshare and setpriv");

@@ -142,8 +142,10 @@ std::optional<std::string> ProcFs::cmdline(int pid) const {
 }
 
 bool ProcFs::exists(int pid) const {
-  struct stat st {};
-  return ::stat(path(pid, "").c_str(), &st) == 0;
+  // An exited process its parent has not reaped yet (a zombie) still has a /proc entry,
+  // but there is nothing left to dump.
+  const auto s = status(pid);
+  return s && s->state != 'Z' && s->state != 'X';
 }
 
 }  // namespace lockwatch::sampling

@@ -44,6 +44,7 @@ class ProcFs {
   std::optional<std::uint64_t> start_time(int pid) const;
   /// The process's command line with NULs turned into spaces; nothing if unreadable.
   std::optional<std::string> cmdline(int pid) const;
+  /// The process runs (or is stopped); false when it is gone or a zombie.
   bool exists(int pid) const;
 
  private:

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// When each target is dumped: absolute deadlines, a global cap on dumps in flight,
+// back-off for failing targets, and bursts for incident capture - on one io_context.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/sampling/dump_result.hpp"
+
+namespace lockwatch::sampling {
+
+/// When to ask for `-l` (j.u.c. owners). It walks the heap inside the safepoint - a
+/// multi-GiB heap stops the JVM for seconds - so it is never the default.
+struct LocksPolicy {
+  enum class Mode : std::uint8_t { never, every, on_demand };
+  Mode mode = Mode::never;
+  std::uint32_t every = 0;  // Mode::every: the Nth, 2Nth, ... tick dump is an -l dump
+};
+
+struct ScheduleOptions {
+  std::chrono::milliseconds interval{1000};
+  std::chrono::milliseconds timeout{10'000};  // per dump, passed to the backend
+  LocksPolicy locks;
+};
+
+struct SchedulerOptions {
+  std::size_t max_concurrent = 2;  // dumps in flight over all targets: each one stops a JVM
+  std::chrono::milliseconds backoff_initial{1'000};
+  std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
+  // A backend that has not answered by timeout + grace is given up on (counted as a
+  // timeout), so one stuck dump never holds a slot of the cap forever.
+  std::chrono::milliseconds watchdog_grace{2'000};
+};
+
+using TargetKey = std::uint64_t;
+using Clock = std::chrono::steady_clock;
+
+struct DumpEvent {
+  TargetKey target = 0;
+  bool burst = false;
+  std::uint32_t burst_index = 0;            // 0-based position within its burst
+  bool locks = false;
+  Clock::time_point due;                    // the deadline it was taken for (exact, no drift)
+  std::chrono::system_clock::time_point started;
+  DumpResult result;
+};
+
+/// Takes one dump; calls `done` exactly once, later, on the io_context.
+using DumpBackend = std::function<void(const DumpRequest&, std::function<void(DumpResult)>)>;
+
+struct SchedulerHooks {
+  std::function<void(TargetKey)> on_tick;          // every deadline, dump or not: hsperfdata is read here
+  std::function<void(const DumpEvent&)> on_dump;   // every finished dump of a target still scheduled
+};
+
+struct TargetStats {
+  std::uint64_t ticks = 0;
+  std::uint64_t missed_ticks = 0;     // deadlines that passed while its previous dump still ran or queued
+  std::uint64_t dumps = 0;
+  std::uint32_t failures_in_row = 0;
+  std::chrono::milliseconds backoff{0};  // current delay before the next attempt; 0 when healthy
+  bool in_flight = false;
+};
+
+/// Single-threaded: call every member from the io_context's thread. Deadlines are
+/// absolute (start + k * interval), so sampling never drifts; a tick that finds the
+/// previous dump still running is counted as missed rather than queued behind it.
+class Scheduler {
+ public:
+  Scheduler(boost::asio::io_context& io, SchedulerOptions options, DumpBackend backend, SchedulerHooks hooks);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// First deadline one interval from now (or `first_after`).
+  void add(TargetKey key, int pid, ScheduleOptions options, std::optional<std::chrono::milliseconds> first_after = {});
+  /// Drops the target; a dump in flight finishes but its result is not delivered.
+  void remove(TargetKey key);
+  /// New interval/timeout/locks policy; the deadline grid restarts from now.
+  void update(TargetKey key, ScheduleOptions options);
+  /// `count` dumps `interval` apart starting now, besides the regular ticks (which it
+  /// covers: ticks during a burst are not counted as missed). False if unknown or busy bursting.
+  bool burst(TargetKey key, std::uint32_t count, std::chrono::milliseconds interval);
+  /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
+  void request_locks(TargetKey key);
+  std::optional<TargetStats> stats(TargetKey key) const;
+  std::size_t in_flight() const;
+  /// Cancels every timer; results still in flight are dropped. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace lockwatch::sampling

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-target deadline timers feeding one FIFO of dumps, drained under a global cap.
+#include "lockwatch/sampling/scheduler.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <string>
+
+namespace lockwatch::sampling {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+struct Target {
+  Target(asio::io_context& io, TargetKey k, int p, ScheduleOptions o) : key(k), pid(p), options(o), timer(io), burst_timer(io) {}
+  TargetKey key;
+  int pid;
+  ScheduleOptions options;
+  asio::steady_timer timer;
+  asio::steady_timer burst_timer;
+  Clock::time_point next_due;
+  Clock::time_point backoff_until;
+  TargetStats stats;
+  bool busy = false;             // queued or in flight
+  bool removed = false;
+  bool locks_requested = false;
+  std::uint64_t tick_dumps = 0;  // for LocksPolicy::every
+  bool bursting = false;         // from burst() until its last dump finished
+  bool burst_waiting = false;    // burst() found a dump running; the burst follows it
+  std::uint32_t burst_left = 0;  // burst dumps not yet queued
+  std::uint32_t burst_next = 0;
+  milliseconds burst_interval{0};
+};
+
+struct Job {
+  std::shared_ptr<Target> target;
+  bool burst = false;
+  std::uint32_t burst_index = 0;
+  Clock::time_point due;
+};
+
+}  // namespace
+
+struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
+  Impl(asio::io_context& i, SchedulerOptions o, DumpBackend b, SchedulerHooks h)
+      : io(i), options(o), backend(std::move(b)), hooks(std::move(h)) {}
+
+  asio::io_context& io;
+  SchedulerOptions options;
+  DumpBackend backend;
+  SchedulerHooks hooks;
+  std::map<TargetKey, std::shared_ptr<Target>> targets;
+  std::deque<Job> queue;
+  std::size_t in_flight = 0;
+  bool stopped = false;
+
+  void arm(const std::shared_ptr<Target>& t) {
+    t->timer.expires_at(t->next_due);
+    t->timer.async_wait([self = shared_from_this(), t](error_code ec) {
+      if (!ec && !t->removed && !self->stopped) self->tick(t);
+    });
+  }
+
+  // A late wake-up (a busy loop, a suspended machine) skips the deadlines it slept
+  // through and counts them, instead of firing them all at once.
+  void tick(const std::shared_ptr<Target>& t) {
+    const auto now = Clock::now();
+    const auto due = t->next_due;
+    const auto late = (now - due) / t->options.interval;
+    t->stats.ticks += 1;
+    t->stats.missed_ticks += static_cast<std::uint64_t>(late);
+    t->next_due = due + t->options.interval * (late + 1);
+    arm(t);
+    if (hooks.on_tick) hooks.on_tick(t->key);
+    if (t->bursting || now < t->backoff_until) return;  // covered by the burst / backing off
+    if (t->busy) return void(t->stats.missed_ticks += 1);
+    enqueue({t, false, 0, due});
+  }
+
+  void enqueue(Job job) {
+    job.target->busy = true;
+    queue.push_back(std::move(job));
+    pump();
+  }
+
+  void pump() {
+    while (!stopped && in_flight < options.max_concurrent && !queue.empty()) {
+      Job job = std::move(queue.front());
+      queue.pop_front();
+      if (job.target->removed) continue;
+      start(std::move(job));
+    }
+  }
+
+  bool wants_locks(Target& t, bool burst) {
+    const bool requested = std::exchange(t.locks_requested, false);
+    if (burst) return requested;
+    t.tick_dumps += 1;
+    const auto& p = t.options.locks;
+    return requested || (p.mode == LocksPolicy::Mode::every && p.every > 0 && t.tick_dumps % p.every == 0);
+  }
+
+  void start(Job job) {
+    ++in_flight;
+    job.target->stats.in_flight = true;
+    const DumpRequest request{job.target->pid, wants_locks(*job.target, job.burst), job.target->options.timeout};
+    auto event = std::make_shared<DumpEvent>(
+        DumpEvent{job.target->key, job.burst, job.burst_index, request.locks, job.due, std::chrono::system_clock::now(), {}});
+    auto watchdog = std::make_shared<asio::steady_timer>(io, request.timeout + options.watchdog_grace);
+    auto finish = [self = shared_from_this(), job, event, watchdog, done = false](DumpResult r) mutable {
+      if (std::exchange(done, true)) return;
+      watchdog->cancel();
+      event->result = std::move(r);
+      self->finished(job, *event);
+    };
+    auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+    watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
+      if (!ec) (*shared_finish)(DumpResult{Outcome::timeout, {}, "the dump backend did not answer within the timeout", timeout});
+    });
+    backend(request, [shared_finish](DumpResult r) { (*shared_finish)(std::move(r)); });
+  }
+
+  void finished(const Job& job, const DumpEvent& event) {
+    --in_flight;
+    auto& t = *job.target;
+    t.busy = false;
+    t.stats.in_flight = false;
+    t.stats.dumps += 1;
+    if (!t.removed && !stopped) {
+      account(t, event.result.outcome);
+      if (hooks.on_dump) hooks.on_dump(event);
+      if (job.burst && t.burst_left == 0) t.bursting = false;
+      if (job.burst || std::exchange(t.burst_waiting, false)) next_burst(job.target);
+    }
+    pump();
+  }
+
+  // Exponential back-off keeps a failing target (no listener, wrong uid) from being
+  // retried - and possibly signalled - on every tick.
+  void account(Target& t, Outcome outcome) {
+    if (outcome == Outcome::ok) {
+      t.stats.failures_in_row = 0;
+      t.stats.backoff = milliseconds{0};
+      t.backoff_until = {};
+      return;
+    }
+    t.stats.failures_in_row += 1;
+    const auto shift = std::min<std::uint32_t>(t.stats.failures_in_row - 1, 20);
+    t.stats.backoff = std::min(options.backoff_max, options.backoff_initial * (std::int64_t{1} << shift));
+    t.backoff_until = Clock::now() + t.stats.backoff;
+  }
+
+  void next_burst(const std::shared_ptr<Target>& t) {
+    if (t->burst_left == 0) return;
+    t->burst_timer.expires_at(std::max(Clock::now(), t->burst_timer.expiry()));
+    t->burst_timer.async_wait([self = shared_from_this(), t](error_code ec) {
+      if (ec || t->removed || self->stopped) return;
+      const auto due = t->burst_timer.expiry();
+      t->burst_left -= 1;
+      const auto index = t->burst_next++;
+      if (t->burst_left > 0) t->burst_timer.expires_at(due + t->burst_interval);
+      self->enqueue({t, true, index, due});
+    });
+  }
+};
+
+Scheduler::Scheduler(asio::io_context& io, SchedulerOptions options, DumpBackend backend, SchedulerHooks hooks)
+    : impl_(std::make_shared<Impl>(io, options, std::move(backend), std::move(hooks))) {}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::add(TargetKey key, int pid, ScheduleOptions options, std::optional<milliseconds> first_after) {
+  remove(key);
+  auto t = std::make_shared<Target>(impl_->io, key, pid, options);
+  t->next_due = Clock::now() + first_after.value_or(options.interval);
+  impl_->targets.emplace(key, t);
+  impl_->arm(t);
+}
+
+void Scheduler::remove(TargetKey key) {
+  auto it = impl_->targets.find(key);
+  if (it == impl_->targets.end()) return;
+  it->second->removed = true;
+  it->second->timer.cancel();
+  it->second->burst_timer.cancel();
+  impl_->targets.erase(it);
+}
+
+void Scheduler::update(TargetKey key, ScheduleOptions options) {
+  auto it = impl_->targets.find(key);
+  if (it == impl_->targets.end()) return;
+  it->second->options = options;
+  it->second->next_due = Clock::now() + options.interval;
+  impl_->arm(it->second);
+}
+
+bool Scheduler::burst(TargetKey key, std::uint32_t count, milliseconds interval) {
+  auto it = impl_->targets.find(key);
+  if (it == impl_->targets.end() || it->second->bursting || count == 0) return false;
+  auto& t = it->second;
+  t->bursting = true;
+  t->burst_left = count;
+  t->burst_next = 0;
+  t->burst_interval = interval;
+  t->burst_timer.expires_at(Clock::now());
+  if (t->busy) t->burst_waiting = true;  // never two dumps of one JVM at once
+  else impl_->next_burst(t);
+  return true;
+}
+
+void Scheduler::request_locks(TargetKey key) {
+  if (auto it = impl_->targets.find(key); it != impl_->targets.end()) it->second->locks_requested = true;
+}
+
+std::optional<TargetStats> Scheduler::stats(TargetKey key) const {
+  auto it = impl_->targets.find(key);
+  if (it == impl_->targets.end()) return std::nullopt;
+  return it->second->stats;
+}
+
+std::size_t Scheduler::in_flight() const { return impl_->in_flight; }
+
+void Scheduler::stop() {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  for (auto& [key, t] : impl_->targets) {
+    t->removed = true;
+    t->timer.cancel();
+    t->burst_timer.cancel();
+  }
+  impl_->targets.clear();
+  impl_->queue.clear();
+}
+
+}  // namespace lockwatch::sampling

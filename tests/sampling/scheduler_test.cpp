@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduler's timing rules on a real io_context, with a backend whose speed and
+// outcome the test sets (the dump itself is tested against real JVMs elsewhere).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <vector>
+
+#include "lockwatch/sampling/scheduler.hpp"
+
+using namespace lockwatch::sampling;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+struct Bench {
+  asio::io_context io;
+  std::chrono::milliseconds latency{2};
+  Outcome outcome = Outcome::ok;
+  bool answer = true;
+  std::size_t in_flight = 0;
+  std::size_t max_in_flight = 0;
+  std::map<int, std::size_t> per_pid_in_flight;
+  bool overlap_within_target = false;
+  std::vector<DumpEvent> events;
+  std::map<TargetKey, int> ticks;
+
+  DumpBackend backend() {
+    return [this](const DumpRequest& r, std::function<void(DumpResult)> done) {
+      max_in_flight = std::max(max_in_flight, ++in_flight);
+      if (++per_pid_in_flight[r.pid] > 1) overlap_within_target = true;
+      if (!answer) return;  // a backend that hangs: the watchdog must free the slot
+      auto timer = std::make_shared<asio::steady_timer>(io, latency);
+      timer->async_wait([this, timer, pid = r.pid, done](boost::system::error_code) {
+        --in_flight;
+        --per_pid_in_flight[pid];
+        done(DumpResult{outcome, outcome == Outcome::ok ? "Full thread dump" : "", {}, latency});
+      });
+    };
+  }
+  SchedulerHooks hooks() {
+    return {[this](TargetKey k) { ++ticks[k]; }, [this](const DumpEvent& e) { events.push_back(e); }};
+  }
+};
+
+ScheduleOptions every(std::chrono::milliseconds interval) {
+  ScheduleOptions o;
+  o.interval = interval;
+  o.timeout = 1s;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("deadlines are absolute: every dump is due exactly k intervals after the first", "[scheduler]") {
+  Bench b;
+  Scheduler s(b.io, {}, b.backend(), b.hooks());
+  s.add(1, 101, every(20ms));
+  b.io.run_for(330ms);
+  REQUIRE(b.events.size() >= 5);
+  const auto first = b.events.front().due;
+  for (const auto& e : b.events) {
+    CHECK((e.due - first) % 20ms == Clock::duration::zero());
+    CHECK(e.result.outcome == Outcome::ok);
+    CHECK_FALSE(e.burst);
+  }
+  CHECK(b.ticks[1] >= static_cast<int>(b.events.size()));
+}
+
+TEST_CASE("a tick that finds the previous dump still running is missed, never queued behind it", "[scheduler]") {
+  Bench b;
+  b.latency = 50ms;
+  Scheduler s(b.io, {}, b.backend(), b.hooks());
+  s.add(1, 101, every(20ms));
+  b.io.run_for(400ms);
+  const auto st = s.stats(1);
+  REQUIRE(st);
+  CHECK(st->missed_ticks >= 6);
+  CHECK(st->dumps + st->missed_ticks <= st->ticks + 1);
+  CHECK(st->dumps < st->ticks);
+  CHECK_FALSE(b.overlap_within_target);
+}
+
+TEST_CASE("no more dumps run at once than the global cap", "[scheduler]") {
+  Bench b;
+  b.latency = 30ms;
+  SchedulerOptions o;
+  o.max_concurrent = 2;
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  for (TargetKey k = 1; k <= 6; ++k) s.add(k, static_cast<int>(100 + k), every(10ms));
+  b.io.run_for(300ms);
+  CHECK(b.max_in_flight == 2);
+  CHECK_FALSE(b.overlap_within_target);
+  CHECK(b.events.size() >= 6);
+}
+
+TEST_CASE("a failing target backs off exponentially instead of retrying every tick", "[scheduler]") {
+  Bench b;
+  b.outcome = Outcome::attach_refused;
+  SchedulerOptions o;
+  o.backoff_initial = 20ms;
+  o.backoff_max = 80ms;
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  s.add(1, 101, every(5ms));
+  b.io.run_for(600ms);
+  const auto st = s.stats(1);
+  REQUIRE(st);
+  // 120 ticks; back-off 20, 40, 80, 80, ... allows about nine attempts.
+  CHECK(st->dumps >= 4);
+  CHECK(st->dumps <= 14);
+  CHECK(st->failures_in_row == st->dumps);
+  CHECK(st->backoff == 80ms);
+  CHECK(b.ticks[1] > 60);  // hsperfdata is still read on every tick
+}
+
+TEST_CASE("a recovered target samples every tick again", "[scheduler]") {
+  Bench b;
+  b.outcome = Outcome::timeout;
+  SchedulerOptions o;
+  o.backoff_initial = 50ms;
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  s.add(1, 101, every(10ms));
+  b.io.run_for(40ms);
+  REQUIRE(s.stats(1)->failures_in_row >= 1);
+  b.outcome = Outcome::ok;
+  b.io.restart();
+  b.io.run_for(300ms);
+  CHECK(s.stats(1)->failures_in_row == 0);
+  CHECK(s.stats(1)->backoff == 0ms);
+  CHECK(b.events.back().result.outcome == Outcome::ok);
+}
+
+TEST_CASE("a burst takes N dumps at its own interval and covers the regular ticks", "[scheduler]") {
+  Bench b;
+  Scheduler s(b.io, {}, b.backend(), b.hooks());
+  s.add(1, 101, every(10s));
+  REQUIRE(s.burst(1, 5, 20ms));
+  CHECK_FALSE(s.burst(1, 5, 20ms));  // one burst at a time
+  b.io.run_for(200ms);
+  REQUIRE(b.events.size() == 5);
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    CHECK(b.events[i].burst);
+    CHECK(b.events[i].burst_index == i);
+    CHECK(b.events[i].due - b.events[0].due == 20ms * i);
+  }
+  CHECK(s.burst(1, 1, 1ms));  // the burst is over: a new one may start
+}
+
+TEST_CASE("-l follows the policy: every Nth tick dump, or once on demand", "[scheduler]") {
+  Bench b;
+  Scheduler s(b.io, {}, b.backend(), b.hooks());
+  auto o = every(10ms);
+  o.locks = {LocksPolicy::Mode::every, 3};
+  s.add(1, 101, o);
+  b.io.run_for(200ms);
+  REQUIRE(b.events.size() >= 6);
+  for (std::size_t i = 0; i < b.events.size(); ++i) CHECK(b.events[i].locks == ((i + 1) % 3 == 0));
+
+  b.events.clear();
+  o.locks = {LocksPolicy::Mode::on_demand, 0};
+  s.update(1, o);
+  b.io.restart();
+  b.io.run_for(50ms);
+  s.request_locks(1);
+  b.io.run_for(100ms);
+  std::size_t with_locks = 0;
+  for (const auto& e : b.events) with_locks += e.locks ? 1 : 0;
+  CHECK(with_locks == 1);
+  CHECK_FALSE(b.events.front().locks);
+}
+
+TEST_CASE("a backend that never answers is timed out and frees its slot", "[scheduler]") {
+  Bench b;
+  b.answer = false;
+  SchedulerOptions o;
+  o.max_concurrent = 1;
+  o.watchdog_grace = 20ms;
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  auto opts = every(10ms);
+  opts.timeout = 30ms;
+  s.add(1, 101, opts);
+  s.add(2, 102, opts);
+  b.io.run_for(250ms);
+  REQUIRE(b.events.size() >= 2);
+  CHECK(b.events[0].result.outcome == Outcome::timeout);
+  bool both = false;
+  for (const auto& e : b.events) both = both || e.target == 2;
+  CHECK(both);  // the second target got the slot after the first timed out
+}
+
+TEST_CASE("removed and stopped targets deliver nothing more", "[scheduler]") {
+  Bench b;
+  b.latency = 15ms;
+  Scheduler s(b.io, {}, b.backend(), b.hooks());
+  s.add(1, 101, every(10ms));
+  s.add(2, 102, every(10ms));
+  b.io.run_for(60ms);
+  s.remove(1);
+  const auto before = b.events.size();
+  b.io.restart();
+  b.io.run_for(100ms);
+  for (std::size_t i = before; i < b.events.size(); ++i) CHECK(b.events[i].target == 2);
+  CHECK_FALSE(s.stats(1));
+  s.stop();
+  const auto at_stop = b.events.size();
+  b.io.restart();
+  b.io.run_for(60ms);
+  CHECK(b.events.size() == at_stop);
+  CHECK_FALSE(s.stats(2));
+}
