@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace lockwatch::sampling {
 namespace {

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reference-counted interning: each distinct value stored once, freed with its last user,
+// so a ring that keeps evicting old samples does not keep their strings forever.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace lockwatch::store {
+
+template <class T, class Hash = std::hash<T>>
+class InternPool {
+ public:
+  using Id = std::uint32_t;
+
+  /// The id of `value`, adding it or taking another reference.
+  Id acquire(const T& value) {
+    if (auto it = index_.find(value); it != index_.end()) {
+      ++entries_[it->second].refs;
+      return it->second;
+    }
+    const Id id = free_.empty() ? static_cast<Id>(entries_.size()) : free_.back();
+    if (free_.empty()) entries_.emplace_back();
+    else free_.pop_back();
+    const auto inserted = index_.emplace(value, id).first;
+    entries_[id] = Entry{&inserted->first, 1};
+    ++live_;
+    return id;
+  }
+
+  /// Drops one reference; returns true when that was the last (the value is gone).
+  bool release(Id id) {
+    if (--entries_[id].refs > 0) return false;
+    index_.erase(index_.find(*entries_[id].value));
+    entries_[id].value = nullptr;
+    free_.push_back(id);
+    --live_;
+    return true;
+  }
+
+  const T& get(Id id) const { return *entries_[id].value; }
+  std::size_t size() const noexcept { return live_; }
+
+ private:
+  struct Entry {
+    const T* value = nullptr;  // the index's own key: node-based, so it never moves
+    std::uint32_t refs = 0;
+  };
+  std::deque<Entry> entries_;  // by id
+  std::unordered_map<T, Id, Hash> index_;  // each value stored once, as a key here
+  std::vector<Id> free_;
+  std::size_t live_ = 0;
+};
+
+}  // namespace lockwatch::store

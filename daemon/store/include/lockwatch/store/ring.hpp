@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// A target's recent thread dumps, bounded by count and bytes. Lines and whole thread
+// blocks are interned - dumps repeat the same stacks across threads and samples - so
+// 600 dumps of a 1000-thread JVM take a few MiB instead of their ~300 MB of text.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockwatch::store {
+
+struct SampleInfo {
+  std::uint64_t id = 0;          // assigned by the ring, increasing, never reused
+  double time = 0;               // unix seconds when the dump started
+  double duration = 0;           // seconds the dump took
+  std::string source;            // "attach" | "jstack"
+  bool locks = false;            // an -l dump (j.u.c. owners listed)
+  bool burst = false;            // taken by an incident burst
+  std::uint64_t text_bytes = 0;  // the dump's size as received
+};
+
+struct RingLimits {
+  std::size_t max_samples = 600;
+  std::uint64_t max_bytes = std::uint64_t{32} << 20;
+};
+
+class Ring {
+ public:
+  explicit Ring(RingLimits limits = {});
+  ~Ring();
+  Ring(Ring&&) noexcept;
+  Ring& operator=(Ring&&) noexcept;
+
+  /// Stores a dump's text (byte for byte; `text(id)` gives it back) and evicts the
+  /// oldest samples while a limit is exceeded. Returns the new sample's id.
+  std::uint64_t add(std::string_view text, SampleInfo info);
+  std::vector<SampleInfo> list() const;  // oldest first
+  std::optional<SampleInfo> info(std::uint64_t id) const;
+  std::optional<std::string> text(std::uint64_t id) const;
+  /// Flame-graph input: "frame;frame;frame count" lines, root first, over the threads in
+  /// `state` ("BLOCKED", ...; empty = all) of the newest `last` samples (0 = all).
+  std::string collapsed(std::string_view state, std::size_t last = 0) const;
+
+  void set_limits(RingLimits limits);
+  std::size_t size() const noexcept;
+  std::uint64_t bytes() const noexcept;      // estimated memory of samples and pools
+  std::uint64_t evictions() const noexcept;  // samples dropped to stay within the limits
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockwatch::store

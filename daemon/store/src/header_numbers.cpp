@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "header_numbers.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace lockwatch::store::detail {
+namespace {
+
+// JDK 11+ print cpu= and elapsed=, JDK 21+ also allocated= and defined_classes=.
+constexpr std::array<std::string_view, 4> volatile_keys{"cpu=", "elapsed=", "allocated=", "defined_classes="};
+
+std::string render_number(std::uint64_t value, int fraction) {
+  std::string digits = std::to_string(value);
+  const auto width = static_cast<std::size_t>(fraction) + 1;
+  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
+  if (fraction > 0) digits.insert(digits.size() - static_cast<std::size_t>(fraction), 1, '.');
+  return digits;
+}
+
+// "305.89" -> 30589 with 2 fraction digits, when it renders back identically.
+bool split_number(std::string_view text, std::uint64_t& value, int& fraction) {
+  std::string digits;
+  fraction = 0;
+  const auto dot = text.find('.');
+  if (dot != std::string_view::npos) fraction = static_cast<int>(text.size() - dot - 1);
+  for (char c : text)
+    if (c != '.') digits.push_back(c);
+  if (digits.empty() || digits.size() > 18 || fraction > 9 || (dot != std::string_view::npos && fraction == 0)) return false;
+  std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return render_number(value, fraction) == text;
+}
+
+std::size_t number_end(std::string_view line, std::size_t from) {
+  while (from < line.size() && ((line[from] >= '0' && line[from] <= '9') || line[from] == '.')) ++from;
+  return from;
+}
+
+}  // namespace
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool get_varint(std::string_view in, std::size_t& pos, std::uint64_t& v) {
+  v = 0;
+  for (int shift = 0; pos < in.size() && shift < 64; shift += 7) {
+    const auto byte = static_cast<unsigned char>(in[pos++]);
+    v |= std::uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers) {
+  // Only after the name's closing quote: a name may contain "cpu=" too.
+  const auto quote = line.rfind('"');
+  if (line.empty() || line[0] != '"' || quote == 0 || line.find(number_mark) != std::string_view::npos) return false;
+  tmpl.assign(line.substr(0, quote));
+  bool cut = false;
+  for (std::size_t i = quote; i < line.size();) {
+    std::size_t value_at = std::string_view::npos;
+    for (auto key : volatile_keys)
+      if (line.substr(i, key.size()) == key && (i == 0 || line[i - 1] == ' ')) value_at = i + key.size();
+    std::uint64_t value = 0;
+    int fraction = 0;
+    const auto end = value_at == std::string_view::npos ? value_at : number_end(line, value_at);
+    if (value_at == std::string_view::npos || !split_number(line.substr(value_at, end - value_at), value, fraction)) {
+      tmpl.push_back(line[i++]);
+      continue;
+    }
+    tmpl.append(line.substr(i, value_at - i)).append({number_mark, static_cast<char>('0' + fraction)});
+    put_varint(numbers, value);
+    cut = true;
+    i = end;
+  }
+  return cut;
+}
+
+bool paste_numbers(std::string_view tmpl, std::string_view numbers, std::size_t& pos, std::string& out) {
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != number_mark || i + 1 >= tmpl.size()) {
+      out.push_back(tmpl[i]);
+      continue;
+    }
+    std::uint64_t value = 0;
+    if (!get_varint(numbers, pos, value)) return false;
+    out.append(render_number(value, tmpl[++i] - '0'));
+  }
+  return true;
+}
+
+}  // namespace lockwatch::store::detail
