@@ -109,3 +109,62 @@ TEST_CASE("correlator: dump summaries count states and every thread entry", "[an
   CHECK(s.contending_threads == 1);
   CHECK(s.complete);
 }
+
+namespace {
+
+std::vector<std::string> short_holds_dumps() {
+  std::vector<std::string> out;
+  for (const auto& f : test::files_below(test::captured_dir() / "jdk17" / "ShortHolds"))
+    if (f.filename().string().starts_with("dump-")) out.push_back(test::read_file(f));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("correlator: per-dump tallies add up to the report's totals", "[analysis][correlator]") {
+  const auto dumps = short_holds_dumps();
+  REQUIRE(dumps.size() >= 5);
+  analysis::Correlator c;
+  for (std::size_t i = 0; i < dumps.size(); ++i) c.add(test::parse_one(dumps[i]), static_cast<double>(i));
+  const auto report = c.report();
+  analysis::ResolutionCounts sum;
+  std::map<analysis::LockKey, std::uint64_t> waits;
+  std::uint64_t holder_observations = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const auto t = c.tally(i);
+    sum.same_dump += t.resolution.same_dump, sum.correlated += t.resolution.correlated, sum.unresolved += t.resolution.unresolved;
+    for (const auto& [key, n] : t.waiters) waits[key] += n;
+    for (const auto& [key, n] : t.holders) holder_observations += n;
+  }
+  CHECK(sum.same_dump == report.resolution.same_dump);
+  CHECK(sum.correlated == report.resolution.correlated);
+  CHECK(sum.unresolved == report.resolution.unresolved);
+  std::uint64_t reported_holders = 0;
+  for (const auto& lock : report.locks) {
+    CHECK(waits[lock.key] == lock.wait_observations);
+    for (const auto& h : lock.holders) reported_holders += h.observations;
+  }
+  CHECK(holder_observations == reported_holders);
+  CHECK(holder_observations > 0);
+}
+
+TEST_CASE("correlator: a bounded window keeps the newest dumps and drops old strings", "[analysis][correlator]") {
+  const auto dumps = short_holds_dumps();
+  REQUIRE(dumps.size() >= 6);
+  analysis::CorrelatorOptions bounded;
+  bounded.max_samples = 3;
+  analysis::Correlator window(bounded), last3;
+  for (std::size_t i = 0; i < dumps.size(); ++i) window.add(test::parse_one(dumps[i]), static_cast<double>(i));
+  for (std::size_t i = dumps.size() - 3; i < dumps.size(); ++i) last3.add(test::parse_one(dumps[i]), static_cast<double>(i));
+  CHECK(window.size() == 3);
+  const auto a = window.report(), b = last3.report();
+  REQUIRE(a.locks.size() == b.locks.size());
+  for (std::size_t i = 0; i < a.locks.size(); ++i) {
+    CHECK(a.locks[i].key == b.locks[i].key);
+    CHECK(a.locks[i].wait_observations == b.locks[i].wait_observations);
+    CHECK(a.locks[i].holders.size() == b.locks[i].holders.size());
+  }
+  CHECK(a.resolution.correlated == b.resolution.correlated);
+  // Compaction ran (every max_samples adds): the pool holds no more than a fresh one needs.
+  CHECK(window.pooled_strings() <= last3.pooled_strings() + 8);
+}

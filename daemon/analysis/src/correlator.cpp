@@ -69,6 +69,26 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
     s.waits.push_back(o);
   }
   samples_.push_back(std::move(s));
+  if (options_.max_samples == 0) return;
+  while (samples_.size() > options_.max_samples) samples_.pop_front();
+  if (++adds_since_compaction_ >= options_.max_samples) compact();
+}
+
+// Interned strings outlive the dumps that brought them (thread names of a churning pool
+// would pile up in a daemon): once per window, re-intern what the kept dumps still use.
+void Correlator::compact() {
+  adds_since_compaction_ = 0;
+  StringPool fresh;
+  auto keep = [&fresh](std::string_view& v) { v = fresh.intern(v); };
+  auto keep_holder = [&keep](HolderRef& h) { keep(h.thread), keep(h.site), keep(h.busy_at); };
+  for (auto& s : samples_) {
+    for (auto& o : s.waits) {
+      keep(o.key.lock_class), keep(o.key.site), keep(o.thread);
+      if (o.holder) keep_holder(*o.holder);
+    }
+    for (auto& h : s.held) keep(h.lock_class), keep_holder(h.holder);
+  }
+  strings_ = std::move(fresh);
 }
 
 // A holder in another dump: the same object (same class and address), or the holder
@@ -92,26 +112,45 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
   return std::nullopt;
 }
 
+template <class Visit>
+void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
+  for (const auto& o : samples_[i].waits) {
+    auto holder = o.holder;
+    const Resolution r = holder ? Resolution::same_dump
+                                : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
+    visit(o, holder, r);
+  }
+}
+
 void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const {
   for (std::size_t i = 0; i < samples_.size(); ++i) {
     std::map<Key, std::uint32_t> waiters;
     std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;  // once per dump
-    for (const auto& o : samples_[i].waits) {
+    visit_waits(i, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
       auto& lock = locks[o.key];
       ++lock.summary.wait_observations, ++waiters[o.key];
-      auto holder = o.holder;
-      const Resolution r = holder ? Resolution::same_dump
-                                  : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
       lock.summary.resolution.add(r), total.add(r);
       if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
         ++lock.busy[{holder->site, holder->thread}][holder->busy_at];
-    }
+    });
     for (const auto& [key, n] : waiters) {
       auto& summary = locks[key].summary;
       summary.max_waiters = std::max(summary.max_waiters, n);
       ++summary.dumps_seen;
     }
   }
+}
+
+SampleTally Correlator::tally(std::size_t index) const {
+  SampleTally t;
+  std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;
+  visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
+    ++t.waiters[to_key(o.key)];
+    t.resolution.add(r);
+    if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
+      ++t.holders[{o.key.kind, std::string(o.key.lock_class), std::string(holder->site)}];
+  });
+  return t;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,6 +93,14 @@ struct SequenceReport {
 struct CorrelatorOptions {
   std::uint32_t stuck_samples = 3;      // report threads waiting on one lock this many dumps in a row
   std::uint32_t neighbour_window = 1;   // how many dumps before/after may resolve a holder
+  std::size_t max_samples = 0;          // keep the newest N dumps (a daemon's ring); 0 = all
+};
+
+/// What one dump adds to the running counts: the daemon turns these into counters.
+struct SampleTally {
+  std::map<LockKey, std::uint32_t> waiters;   // waiting threads per lock
+  std::map<LockKey, std::uint64_t> holders;   // LockKey::site = the holder's site; one per holder per dump
+  ResolutionCounts resolution;
 };
 
 /// Keeps a compact copy of what each dump says about locks (owned strings, so the
@@ -103,6 +112,11 @@ class Correlator {
   void add(const model::ThreadDump& dump, double time_s);
   SequenceReport report() const;
   std::size_t size() const noexcept { return samples_.size(); }
+  /// The counts of the dump at `index` (0 = oldest kept). Its resolution is final once
+  /// `neighbour_window` newer dumps have arrived: the daemon counts a dump then.
+  SampleTally tally(std::size_t index) const;
+  const DumpSummary& summary(std::size_t index) const { return samples_[index].summary; }
+  std::size_t pooled_strings() const noexcept { return strings_.size(); }
 
  private:
   // What a sample keeps: views into strings_, so a sample costs a few words per waiter.
@@ -140,6 +154,9 @@ class Correlator {
     std::map<std::tuple<std::string_view, std::string_view>, std::map<std::string_view, std::uint64_t>> busy;
   };
 
+  template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, Resolution)
+  void visit_waits(std::size_t sample, Visit&& visit) const;
+  void compact();
   std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
   std::optional<HolderRef> find_in(const Sample& s, const Observation& o) const;
   void count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const;
@@ -148,7 +165,8 @@ class Correlator {
 
   CorrelatorOptions options_;
   StringPool strings_;
-  std::vector<Sample> samples_;
+  std::deque<Sample> samples_;
+  std::size_t adds_since_compaction_ = 0;
 };
 
 }  // namespace lockwatch::analysis
