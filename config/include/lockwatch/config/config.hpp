@@ -31,11 +31,13 @@ struct TargetSettings {
   std::vector<int> pids;    // only these processes (empty: no pid filter)
   std::string match;        // ECMAScript regex searched in the command line (empty: no filter)
   std::chrono::milliseconds rescan = std::chrono::seconds(5);
+  bool operator==(const TargetSettings&) const = default;
 };
 
 struct RingSettings {
   std::uint32_t samples = 600;        // per target: 10 minutes at the default interval
   std::uint64_t max_bytes = 32 * MiB;  // per target, whichever bound is reached first
+  bool operator==(const RingSettings&) const = default;
 };
 
 struct AnalysisSettings {
@@ -43,6 +45,7 @@ struct AnalysisSettings {
   std::uint32_t stuck_samples = 3;
   std::uint32_t neighbour_window = 1;
   std::vector<std::string> event_loop_pools{"reactor-http-nio-*", "nioEventLoopGroup-*", "vert.x-eventloop-thread-*"};
+  bool operator==(const AnalysisSettings&) const = default;
 };
 
 struct IncidentSettings {
@@ -54,15 +57,18 @@ struct IncidentSettings {
   std::chrono::milliseconds burst_interval{100};
   std::chrono::milliseconds min_interval = std::chrono::minutes(10);  // per target
   std::uint64_t max_bytes = 256 * MiB;              // whole directory; oldest incidents go first
+  bool operator==(const IncidentSettings&) const = default;
 };
 
 struct HttpSettings {
   std::uint32_t max_connections = 64;
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
+  bool operator==(const HttpSettings&) const = default;
 };
 
 struct LogSettings {
   LogLevel level = LogLevel::info;
+  bool operator==(const LogSettings&) const = default;
 };
 
 struct Config {
@@ -79,6 +85,8 @@ struct Config {
   IncidentSettings incidents;
   HttpSettings http;
   LogSettings log;
+  // Comparable, so that a reload can tell whether anything changed.
+  bool operator==(const Config&) const = default;
 };
 
 struct ListenAddress {
