@@ -151,6 +151,7 @@ class Loader {
  private:
   void key_value(const Item& item);
   void section(const Item& item);
+  void dotted_key(const Item& item);
   void unknown_key(const Item& item);
 
   std::string file_;
@@ -292,6 +293,7 @@ std::string join(const std::vector<std::string_view>& names) {
 }
 
 // A key put in the wrong section ("samples" at the top level): where it belongs ("'ring.samples'").
+// Ignoring case, like the near-miss suggestions.
 std::string belongs_elsewhere(std::string_view name) {
   std::string out;
   for (const auto& key : keys)
@@ -330,6 +332,8 @@ void Loader::mapping(const YAML::Node& node, const std::string& section_path) {
 }
 
 void Loader::key_value(const Item& item) {
+  // "ring.samples: 5" would otherwise be read as if nested: one spelling per key.
+  if (item.key.Scalar().find('.') != std::string::npos) return dotted_key(item);
   positions[item.path] = item.where();
   for (const auto& key : keys)
     if (key.path == item.path) return key.read(*this, item);
@@ -342,6 +346,13 @@ void Loader::section(const Item& item) {
   if (!item.value.IsMap())
     return error(item, "expected a mapping with keys " + join(names_in(item.path)) + ", " + got(item.value));
   mapping(item.value, item.path);
+}
+
+void Loader::dotted_key(const Item& item) {
+  const auto& name = item.key.Scalar();
+  const auto dot = name.find('.');
+  error(position_of(item.key.Mark()), "unknown key '" + item.path + "' (write '" + name.substr(0, dot) + ":' with '" +
+                                          name.substr(dot + 1) + ":' indented below it)");
 }
 
 void Loader::unknown_key(const Item& item) {

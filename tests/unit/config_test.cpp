@@ -350,6 +350,8 @@ TEST_CASE("config errors: unknown keys, with a suggestion when one is close", "[
   CHECK(error_of("samples: 5\n") == "1:1: unknown key 'samples' (did you mean 'ring.samples'?)");
   CHECK(error_of("max_bytes: 5\n") ==
         "1:1: unknown key 'max_bytes' (did you mean 'ring.max_bytes' or 'incidents.max_bytes'?)");
+  CHECK(error_of("ring.samples: 5\n") ==
+        "1:1: unknown key 'ring.samples' (write 'ring:' with 'samples:' indented below it)");
   CHECK(error_of("http:\n  port: 80\n") ==
         "2:3: unknown key 'http.port'; known keys here: max_connections, request_timeout");
 }
