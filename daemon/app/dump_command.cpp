@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 
+#include "lockwatch/config/units.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
 #include "lockwatch/sampling/jstack_source.hpp"
 
@@ -40,7 +41,7 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
       if (value != "attach" && value != "jstack") return "--backend takes attach or jstack";
       o.jstack = value == "jstack";
     } else {
-      auto d = parse_duration(value);
+      auto d = config::parse_duration(value);
       if (!d || d->count() <= 0) return "--timeout takes a duration like 500ms, 10s, 1m";
       o.request.timeout = *d;
     }
@@ -49,18 +50,6 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
 }
 
 }  // namespace
-
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  long long value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || value < 0) return std::nullopt;
-  const std::string_view unit(ptr, static_cast<std::size_t>(text.data() + text.size() - ptr));
-  if (unit == "ms") return std::chrono::milliseconds(value);
-  if (unit == "s" || unit.empty()) return std::chrono::seconds(value);
-  if (unit == "m") return std::chrono::minutes(value);
-  if (unit == "h") return std::chrono::hours(value);
-  return std::nullopt;
-}
 
 int run_dump(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {

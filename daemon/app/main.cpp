@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze_command.hpp"
+#include "check_config_command.hpp"
 #include "dump_command.hpp"
 
 namespace {
@@ -19,6 +20,8 @@ constexpr std::string_view usage =
     "                                             output, Thread.dump_to_file), read as a sequence\n"
     "  dump --pid PID [--backend attach|jstack]    print one thread dump of a running JVM\n"
     "       [--locks] [--timeout DURATION]          (like jstack; attach is safe and ~100x cheaper)\n"
+    "  check-config FILE                          check a YAML configuration file; every problem\n"
+    "                                             as FILE:LINE:COL: message (docs/configuration.md)\n"
     "  version                                    print the version\n"
     "\n"
     "Run 'lockwatch <command> --help' for the options of a command.\n";
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
   if (command == "analyze") return lockwatch::app::run_analyze(rest, std::cout, std::cerr);
   if (command == "dump") return lockwatch::app::run_dump(rest, std::cout, std::cerr);
+  if (command == "check-config") return lockwatch::app::run_check_config(rest, std::cout, std::cerr);
   if (command == "version" || command == "--version") {
     std::cout << "lockwatch " << LOCKWATCH_VERSION << "\n";
     return 0;

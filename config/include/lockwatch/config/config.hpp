@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon's settings as typed values, with defaults for a sidecar next to one JVM.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockwatch::config {
+
+inline constexpr std::uint64_t KiB = 1ULL << 10;
+inline constexpr std::uint64_t MiB = 1ULL << 20;
+
+enum class Backend { attach, jstack };
+enum class LogLevel { trace, debug, info, warn, error, off };
+
+/// When a dump asks for java.util.concurrent lock owners (jstack -l), which walks the heap
+/// while the JVM is stopped: never, only for incident captures and API requests, or every
+/// Nth sample.
+struct LockPolicy {
+  enum class Mode { never, on_demand, every };
+  Mode mode = Mode::never;
+  std::uint32_t every = 1;  // with Mode::every: every Nth sample of a target, N >= 1
+  bool operator==(const LockPolicy&) const = default;
+};
+
+struct TargetSettings {
+  std::vector<int> pids;    // only these processes (empty: no pid filter)
+  std::string match;        // ECMAScript regex searched in the command line (empty: no filter)
+  std::chrono::milliseconds rescan = std::chrono::seconds(5);
+  bool operator==(const TargetSettings&) const = default;
+};
+
+struct RingSettings {
+  std::uint32_t samples = 600;        // per target: 10 minutes at the default interval
+  std::uint64_t max_bytes = 32 * MiB;  // per target, whichever bound is reached first
+  bool operator==(const RingSettings&) const = default;
+};
+
+struct AnalysisSettings {
+  std::uint32_t top_k = 20;  // label sets per metric family and target before "other"
+  std::uint32_t stuck_samples = 3;
+  std::uint32_t neighbour_window = 1;
+  std::vector<std::string> event_loop_pools{"reactor-http-nio-*", "nioEventLoopGroup-*", "vert.x-eventloop-thread-*"};
+  bool operator==(const AnalysisSettings&) const = default;
+};
+
+struct IncidentSettings {
+  bool enabled = true;
+  std::string directory = "/var/lib/lockwatch/incidents";
+  std::uint32_t blocked_threshold = 20;            // 0: no trigger on BLOCKED threads
+  std::uint64_t contended_enters_per_second = 0;   // 0: no trigger on hsperfdata counters
+  std::uint32_t burst_count = 10;
+  std::chrono::milliseconds burst_interval{100};
+  std::chrono::milliseconds min_interval = std::chrono::minutes(10);  // per target
+  std::uint64_t max_bytes = 256 * MiB;              // whole directory; oldest incidents go first
+  bool operator==(const IncidentSettings&) const = default;
+};
+
+struct HttpSettings {
+  std::uint32_t max_connections = 64;
+  std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
+  bool operator==(const HttpSettings&) const = default;
+};
+
+struct LogSettings {
+  LogLevel level = LogLevel::info;
+  bool operator==(const LogSettings&) const = default;
+};
+
+struct Config {
+  std::string listen = "127.0.0.1:9465";  // HOST:PORT, "[::1]:9465" for IPv6; see parse_listen
+  std::chrono::milliseconds interval = std::chrono::seconds(1);
+  std::chrono::milliseconds timeout = std::chrono::seconds(10);
+  Backend backend = Backend::attach;
+  std::string jstack_path;  // empty: $JAVA_HOME/bin/jstack, else PATH
+  std::uint32_t max_concurrent_dumps = 2;
+  LockPolicy locks;
+  TargetSettings targets;
+  RingSettings ring;
+  AnalysisSettings analysis;
+  IncidentSettings incidents;
+  HttpSettings http;
+  LogSettings log;
+  // Comparable, so that a reload can tell whether anything changed.
+  bool operator==(const Config&) const = default;
+};
+
+struct ListenAddress {
+  std::string host;  // IPv4 literal, IPv6 literal without brackets, or a host name
+  std::uint16_t port = 0;
+};
+
+/// "127.0.0.1:9465", "[::1]:9465", "localhost:9465"; nothing when the host or port is not valid.
+std::optional<ListenAddress> parse_listen(std::string_view text);
+
+std::string_view to_string(Backend backend);
+std::string_view to_string(LogLevel level);
+/// "never", "on_demand", "every 5 samples".
+std::string to_string(const LockPolicy& policy);
+std::optional<Backend> parse_backend(std::string_view text);
+std::optional<LogLevel> parse_log_level(std::string_view text);
+
+/// The effective settings on one line, for `check-config` and the daemon's startup log.
+std::string summary(const Config& config);
+
+}  // namespace lockwatch::config

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Names of the enumerated settings, and the one-line summary of a Config.
+#include <array>
+#include <utility>
+
+#include "lockwatch/config/config.hpp"
+#include "lockwatch/config/units.hpp"
+
+namespace lockwatch::config {
+namespace {
+
+constexpr std::array<std::pair<Backend, std::string_view>, 2> backend_names{
+    {{Backend::attach, "attach"}, {Backend::jstack, "jstack"}}};
+constexpr std::array<std::pair<LogLevel, std::string_view>, 6> level_names{{{LogLevel::trace, "trace"},
+                                                                            {LogLevel::debug, "debug"},
+                                                                            {LogLevel::info, "info"},
+                                                                            {LogLevel::warn, "warn"},
+                                                                            {LogLevel::error, "error"},
+                                                                            {LogLevel::off, "off"}}};
+
+template <class E, std::size_t N>
+std::string_view name_of(E value, const std::array<std::pair<E, std::string_view>, N>& names) {
+  for (const auto& [v, name] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+template <class E, std::size_t N>
+std::optional<E> value_of(std::string_view text, const std::array<std::pair<E, std::string_view>, N>& names) {
+  for (const auto& [v, name] : names)
+    if (name == text) return v;
+  return std::nullopt;
+}
+
+std::string describe_targets(const TargetSettings& targets) {
+  std::string out;
+  for (int pid : targets.pids) out += (out.empty() ? "pids " : ",") + std::to_string(pid);
+  if (!targets.match.empty()) out += (out.empty() ? "" : " and ") + std::string("match '") + targets.match + "'";
+  if (out.empty()) out = "every JVM";
+  return out + " (rescan " + format_duration(targets.rescan) + ")";
+}
+
+std::string describe_incidents(const IncidentSettings& incidents) {
+  if (!incidents.enabled) return "off";
+  return "on in " + incidents.directory + " (up to " + format_size(incidents.max_bytes) + ")";
+}
+
+}  // namespace
+
+std::string_view to_string(Backend backend) { return name_of(backend, backend_names); }
+std::string_view to_string(LogLevel level) { return name_of(level, level_names); }
+std::optional<Backend> parse_backend(std::string_view text) { return value_of(text, backend_names); }
+std::optional<LogLevel> parse_log_level(std::string_view text) { return value_of(text, level_names); }
+
+std::string to_string(const LockPolicy& policy) {
+  switch (policy.mode) {
+    case LockPolicy::Mode::never: return "never";
+    case LockPolicy::Mode::on_demand: return "on_demand";
+    case LockPolicy::Mode::every:
+      return policy.every == 1 ? "every sample" : "every " + std::to_string(policy.every) + " samples";
+  }
+  return "?";
+}
+
+std::string summary(const Config& c) {
+  return "listen " + c.listen + ", interval " + format_duration(c.interval) + ", timeout " +
+         format_duration(c.timeout) + ", backend " + std::string(to_string(c.backend)) + ", locks " +
+         to_string(c.locks) + ", targets " + describe_targets(c.targets) + ", ring " +
+         std::to_string(c.ring.samples) + " samples/" + format_size(c.ring.max_bytes) + ", incidents " +
+         describe_incidents(c.incidents) + ", log " + std::string(to_string(c.log.level));
+}
+
+}  // namespace lockwatch::config

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// YAML text -> Config. The only file that includes yaml-cpp: its types stay out of every header.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "checks.hpp"
+#include "lockwatch/config/load.hpp"
+#include "suggest.hpp"
+#include "units_detail.hpp"
+
+namespace lockwatch::config {
+namespace {
+
+struct Position {
+  int line = 0;
+  int column = 0;
+};
+
+Position position_of(const YAML::Mark& mark) {
+  if (mark.is_null()) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+/// One `key: value` of a mapping, with the dotted path of the key ("ring.samples").
+struct Item {
+  YAML::Node key;
+  YAML::Node value;
+  std::string path;
+
+  // An empty value has the mark of whatever follows it: point at its key instead.
+  Position where() const { return position_of(value.IsNull() ? key.Mark() : value.Mark()); }
+};
+
+std::string got(const YAML::Node& node) {
+  if (node.IsNull()) return "got nothing";
+  if (node.IsSequence()) return "got a list";
+  if (node.IsMap()) return "got a mapping";
+  return "got '" + node.Scalar() + "'";
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  for (std::string_view yes : {"true", "True", "TRUE", "yes", "Yes", "on", "On"})
+    if (text == yes) return true;
+  for (std::string_view no : {"false", "False", "FALSE", "no", "No", "off", "Off"})
+    if (text == no) return false;
+  return std::nullopt;
+}
+
+std::string unit_message(const detail::UnitParse& parsed, std::string_view text, std::string_view noun,
+                         std::string_view units) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  switch (parsed.failure) {
+    case detail::UnitFailure::negative: return "a " + std::string(noun) + " cannot be negative, got " + quoted;
+    case detail::UnitFailure::fraction: return "fractions are not supported, use a smaller unit; got " + quoted;
+    case detail::UnitFailure::unknown_unit:
+      return "unknown unit '" + std::string(parsed.unit) + "' in " + quoted + " (use " + std::string(units) + ")";
+    case detail::UnitFailure::too_large: return quoted + " is too large";
+    default: return "expected a " + std::string(noun) + " like " + std::string(units) + ", got " + quoted;
+  }
+}
+
+class Loader {
+ public:
+  explicit Loader(std::string_view file) : file_(file) {}
+
+  Config config;
+
+  void error(Position at, std::string message) {
+    errors_.push_back({file_, at.line, at.column, std::move(message)});
+  }
+  void error(const Item& item, const std::string& message) { error(item.where(), item.path + ": " + message); }
+
+  // --- readers of one value; on a bad value they report it and leave the default ---
+
+  const std::string* scalar(const Item& item, std::string_view expected) {
+    if (item.value.IsScalar()) return &item.value.Scalar();
+    error(item, "expected " + std::string(expected) + ", " + got(item.value));
+    return nullptr;
+  }
+
+  void text(const Item& item, std::string& out) {
+    if (item.value.IsNull()) return out.clear();
+    if (auto s = scalar(item, "a string")) out = *s;
+  }
+
+  void flag(const Item& item, bool& out) {
+    const auto* s = scalar(item, "true or false");
+    if (!s) return;
+    if (auto b = parse_bool(*s))
+      out = *b;
+    else
+      error(item, "expected true or false, got '" + *s + "'");
+  }
+
+  void duration(const Item& item, std::chrono::milliseconds& out) {
+    constexpr std::string_view units = "200ms, 1s, 1m, 1h";
+    const auto* s = scalar(item, "a duration like " + std::string(units));
+    if (!s) return;
+    const auto parsed = detail::parse_duration_ms(*s);
+    if (parsed.failure != detail::UnitFailure::none) return error(item, unit_message(parsed, *s, "duration", units));
+    out = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(parsed.value));
+  }
+
+  void size(const Item& item, std::uint64_t& out) {
+    constexpr std::string_view units = "512KiB, 32MiB, 1GiB or plain bytes";
+    const auto* s = scalar(item, "a size like " + std::string(units));
+    if (!s) return;
+    const auto parsed = detail::parse_size_bytes(*s);
+    if (parsed.failure != detail::UnitFailure::none) return error(item, unit_message(parsed, *s, "size", units));
+    out = parsed.value;
+  }
+
+  template <class T>
+  void count(const Item& item, detail::Range range, T& out) {
+    const auto* s = scalar(item, "a whole number");
+    if (!s) return;
+    std::int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), value);
+    if (ptr != s->data() + s->size() || ec == std::errc::invalid_argument)
+      return error(item, "expected a whole number, got '" + *s + "'");
+    if (ec != std::errc{} || value < range.min || value > range.max)
+      return error(item, detail::range_message(*s, range));
+    out = static_cast<T>(value);
+  }
+
+  template <class E>
+  void choice(const Item& item, E& out, std::optional<E> (*parse)(std::string_view), std::string_view allowed) {
+    const auto* s = scalar(item, "one of " + std::string(allowed));
+    if (!s) return;
+    if (auto v = parse(*s))
+      out = *v;
+    else
+      error(item, "expected one of " + std::string(allowed) + ", got '" + *s + "'");
+  }
+
+  void locks(const Item& item, LockPolicy& out);
+  template <class T, class ReadOne>
+  void list(const Item& item, std::string_view expected, std::vector<T>& out, ReadOne read_one);
+
+  // --- the document's structure ---
+
+  void document(const std::vector<YAML::Node>& documents);
+  void mapping(const YAML::Node& node, const std::string& section);
+  LoadResult finish();
+
+  std::map<std::string, Position> positions;  // where the file sets each key path
+
+ private:
+  void key_value(const Item& item);
+  void section(const Item& item);
+  void dotted_key(const Item& item);
+  void unknown_key(const Item& item);
+
+  std::string file_;
+  std::vector<ConfigError> errors_;
+};
+
+void Loader::locks(const Item& item, LockPolicy& out) {
+  constexpr std::string_view expected = "never, on_demand or {every: N}";
+  if (item.value.IsScalar() && (item.value.Scalar() == "never" || item.value.Scalar() == "on_demand")) {
+    out = {item.value.Scalar() == "never" ? LockPolicy::Mode::never : LockPolicy::Mode::on_demand, 1};
+    return;
+  }
+  if (!item.value.IsMap() || item.value.size() != 1 || item.value.begin()->first.as<std::string>("") != "every")
+    return error(item, "expected " + std::string(expected) + ", " + got(item.value));
+  const auto every = item.value.begin();
+  Item n{every->first, every->second, item.path + ".every"};
+  positions[n.path] = n.where();
+  std::uint32_t value = 0;
+  count(n, detail::limits::lock_every, value);
+  if (value > 0) out = {LockPolicy::Mode::every, value};
+}
+
+template <class T, class ReadOne>
+void Loader::list(const Item& item, std::string_view expected, std::vector<T>& out, ReadOne read_one) {
+  if (item.value.IsNull()) return out.clear();
+  if (!item.value.IsSequence()) return error(item, "expected " + std::string(expected) + ", " + got(item.value));
+  // All or nothing: a list with a bad element stays at its default, so that the indexes
+  // the later checks report are the file's indexes.
+  std::vector<T> elements;
+  for (std::size_t i = 0; i < item.value.size(); ++i) {
+    Item element{item.key, item.value[i], item.path + "[" + std::to_string(i) + "]"};
+    positions[element.path] = element.where();
+    if (auto v = read_one(element)) elements.push_back(std::move(*v));
+  }
+  if (elements.size() == item.value.size()) out = std::move(elements);
+}
+
+std::optional<int> read_pid(Loader& l, const Item& item) {
+  int pid = 0;
+  l.count(item, detail::limits::pid, pid);
+  return pid > 0 ? std::optional<int>(pid) : std::nullopt;
+}
+
+std::optional<std::string> read_glob(Loader& l, const Item& item) {
+  if (item.value.IsScalar()) return item.value.Scalar();
+  l.error(item, "expected a thread-name glob, " + got(item.value));
+  return std::nullopt;
+}
+
+struct Key {
+  std::string_view path;
+  void (*read)(Loader&, const Item&);
+};
+
+// Every key the file may set, by dotted path: a path with a dot lives in the section before it.
+constexpr Key keys[] = {
+    {"listen", [](Loader& l, const Item& i) { l.text(i, l.config.listen); }},
+    {"interval", [](Loader& l, const Item& i) { l.duration(i, l.config.interval); }},
+    {"timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.timeout); }},
+    {"backend", [](Loader& l, const Item& i) { l.choice(i, l.config.backend, parse_backend, "attach, jstack"); }},
+    {"jstack_path", [](Loader& l, const Item& i) { l.text(i, l.config.jstack_path); }},
+    {"max_concurrent_dumps",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::max_concurrent_dumps, l.config.max_concurrent_dumps); }},
+    {"locks", [](Loader& l, const Item& i) { l.locks(i, l.config.locks); }},
+    {"targets.pids",
+     [](Loader& l, const Item& i) {
+       l.list(i, "a list of process ids like [1234, 5678]", l.config.targets.pids,
+              [&l](const Item& e) { return read_pid(l, e); });
+     }},
+    {"targets.match", [](Loader& l, const Item& i) { l.text(i, l.config.targets.match); }},
+    {"targets.rescan", [](Loader& l, const Item& i) { l.duration(i, l.config.targets.rescan); }},
+    {"ring.samples", [](Loader& l, const Item& i) { l.count(i, detail::limits::ring_samples, l.config.ring.samples); }},
+    {"ring.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.ring.max_bytes); }},
+    {"analysis.top_k", [](Loader& l, const Item& i) { l.count(i, detail::limits::top_k, l.config.analysis.top_k); }},
+    {"analysis.stuck_samples",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::stuck_samples, l.config.analysis.stuck_samples); }},
+    {"analysis.neighbour_window",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::neighbour_window, l.config.analysis.neighbour_window); }},
+    {"analysis.event_loop_pools",
+     [](Loader& l, const Item& i) {
+       l.list(i, "a list of thread-name globs like [\"reactor-http-nio-*\"]", l.config.analysis.event_loop_pools,
+              [&l](const Item& e) { return read_glob(l, e); });
+     }},
+    {"incidents.enabled", [](Loader& l, const Item& i) { l.flag(i, l.config.incidents.enabled); }},
+    {"incidents.directory", [](Loader& l, const Item& i) { l.text(i, l.config.incidents.directory); }},
+    {"incidents.blocked_threshold",
+     [](Loader& l, const Item& i) {
+       l.count(i, detail::limits::blocked_threshold, l.config.incidents.blocked_threshold);
+     }},
+    {"incidents.contended_enters_per_second",
+     [](Loader& l, const Item& i) {
+       l.count(i, detail::limits::contended_enters_per_second, l.config.incidents.contended_enters_per_second);
+     }},
+    {"incidents.burst_count",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::burst_count, l.config.incidents.burst_count); }},
+    {"incidents.burst_interval", [](Loader& l, const Item& i) { l.duration(i, l.config.incidents.burst_interval); }},
+    {"incidents.min_interval", [](Loader& l, const Item& i) { l.duration(i, l.config.incidents.min_interval); }},
+    {"incidents.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.incidents.max_bytes); }},
+    {"http.max_connections",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::max_connections, l.config.http.max_connections); }},
+    {"http.request_timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.http.request_timeout); }},
+    {"log.level",
+     [](Loader& l, const Item& i) {
+       l.choice(i, l.config.log.level, parse_log_level, "trace, debug, info, warn, error, off");
+     }},
+};
+
+std::string parent_of(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return std::string(dot == std::string_view::npos ? std::string_view{} : path.substr(0, dot));
+}
+
+std::string_view last_part(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+// The names a mapping at `section` may hold ("" is the top level), in the order of `keys`.
+std::vector<std::string_view> names_in(const std::string& section) {
+  std::vector<std::string_view> names;
+  const std::string prefix = section.empty() ? "" : section + ".";
+  for (const auto& key : keys) {
+    if (!key.path.starts_with(prefix)) continue;
+    auto rest = key.path.substr(prefix.size());
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(names.begin(), names.end(), rest) == names.end()) names.push_back(rest);
+  }
+  return names;
+}
+
+bool is_section(const std::string& path) {
+  return std::any_of(std::begin(keys), std::end(keys), [&](const Key& k) { return k.path.starts_with(path + "."); });
+}
+
+std::string join(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (auto name : names) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+// A key put in the wrong section ("samples" at the top level): where it belongs ("'ring.samples'").
+// Ignoring case, like the near-miss suggestions.
+std::string belongs_elsewhere(std::string_view name) {
+  std::string out;
+  for (const auto& key : keys)
+    if (detail::edit_distance(name, last_part(key.path)) == 0) out += (out.empty() ? "'" : "' or '") + std::string(key.path);
+  return out.empty() ? out : out + "'";
+}
+
+void Loader::document(const std::vector<YAML::Node>& documents) {
+  for (std::size_t i = 1; i < documents.size(); ++i)
+    if (!documents[i].IsNull())
+      error(position_of(documents[i].Mark()), "a config file holds one YAML document; remove the '---' before this one");
+  if (documents.empty() || documents[0].IsNull()) return;
+  if (!documents[0].IsMap()) {
+    const auto at = position_of(documents[0].Mark());
+    return error(at.line > 0 ? at : Position{1, 1}, "expected settings as 'key: value' lines, " + got(documents[0]));
+  }
+  mapping(documents[0], "");
+}
+
+void Loader::mapping(const YAML::Node& node, const std::string& section_path) {
+  std::map<std::string, int> seen;  // key -> line, for duplicates
+  for (const auto& entry : node) {
+    const auto at = position_of(entry.first.Mark());
+    if (!entry.first.IsScalar()) {
+      error(at, "expected a key name, " + got(entry.first));
+      continue;
+    }
+    const auto& name = entry.first.Scalar();
+    Item item{entry.first, entry.second, section_path.empty() ? name : section_path + "." + name};
+    if (auto [first, fresh] = seen.emplace(name, at.line); !fresh) {
+      error(at, "duplicate key '" + item.path + "' (first set on line " + std::to_string(first->second) + ")");
+      continue;
+    }
+    key_value(item);
+  }
+}
+
+void Loader::key_value(const Item& item) {
+  // "ring.samples: 5" would otherwise be read as if nested: one spelling per key.
+  if (item.key.Scalar().find('.') != std::string::npos) return dotted_key(item);
+  positions[item.path] = item.where();
+  for (const auto& key : keys)
+    if (key.path == item.path) return key.read(*this, item);
+  if (is_section(item.path)) return section(item);
+  unknown_key(item);
+}
+
+void Loader::section(const Item& item) {
+  if (item.value.IsNull()) return;  // "ring:" with nothing under it: all defaults
+  if (!item.value.IsMap())
+    return error(item, "expected a mapping with keys " + join(names_in(item.path)) + ", " + got(item.value));
+  mapping(item.value, item.path);
+}
+
+void Loader::dotted_key(const Item& item) {
+  const auto& name = item.key.Scalar();
+  const auto dot = name.find('.');
+  error(position_of(item.key.Mark()), "unknown key '" + item.path + "' (write '" + name.substr(0, dot) + ":' with '" +
+                                          name.substr(dot + 1) + ":' indented below it)");
+}
+
+void Loader::unknown_key(const Item& item) {
+  const auto section_path = parent_of(item.path);
+  const auto here = names_in(section_path);
+  std::string message = "unknown key '" + item.path + "'";
+  if (auto near = detail::closest(last_part(item.path), here))
+    message += " (did you mean '" + (section_path.empty() ? "" : section_path + ".") + std::string(*near) + "'?)";
+  else if (auto elsewhere = belongs_elsewhere(last_part(item.path)); !elsewhere.empty())
+    message += " (did you mean " + elsewhere + "?)";
+  else
+    message += "; known keys here: " + join(here);
+  error(position_of(item.key.Mark()), message);
+}
+
+LoadResult Loader::finish() {
+  for (auto& problem : detail::check_config(config)) {
+    Position at;
+    for (const auto& key : problem.keys)
+      if (auto it = positions.find(key); it != positions.end() && at.line == 0) at = it->second;
+    error(at, problem.keys.front() + ": " + problem.message);
+  }
+  std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
+  if (!errors_.empty()) return {std::nullopt, std::move(errors_)};
+  return {std::move(config), {}};
+}
+
+}  // namespace
+
+LoadResult load_config_text(std::string_view text, std::string_view name) {
+  Loader loader(name);
+  try {
+    loader.document(YAML::LoadAll(std::string(text)));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp stops at its first syntax error: nothing after it can be checked.
+    const auto at = position_of(e.mark);
+    return {std::nullopt, {{std::string(name), at.line, at.column, "invalid YAML: " + e.msg}}};
+  }
+  return loader.finish();
+}
+
+}  // namespace lockwatch::config
