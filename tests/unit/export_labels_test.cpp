@@ -64,6 +64,17 @@ TEST_CASE("labels: fold keeps the kind of lock, other labels become other", "[ex
   CHECK(result.fold({"bogus"}) == LabelValues{"other"});
 }
 
+TEST_CASE("labels: a closed label never shows a value outside its set", "[export]") {
+  CHECK(lock_rule().normalize({"spin", "A", "s"}) == LabelValues{"other", "A", "s"});
+  CHECK(lock_rule().normalize(lock("A")) == lock("A"));
+  StickySlots slots(5, lock_rule());
+  CHECK(slots.assign({{{"spin", "A", "s"}, 1}, {{"other", "A", "s"}, 2}}) ==
+        std::map<LabelValues, std::uint64_t>{{{"other", "A", "s"}, 3}});
+  const FoldRule result(std::vector<std::vector<std::string>>{std::vector<std::string>{"ok", "timeout"}});
+  CHECK(cap_gauges({{{"ok"}, 1}, {{"bogus"}, 2}, {{"worse"}, 3}}, 5, result) ==
+        std::map<LabelValues, std::uint64_t>{{{"ok"}, 1}, {{"other"}, 5}});
+}
+
 TEST_CASE("labels: counter slots go to the first K label sets, for good", "[export]") {
   StickySlots slots(2, lock_rule());
   // Five classes at once: the two busiest get the slots.

@@ -14,6 +14,12 @@ bool busier(const std::pair<LabelValues, std::uint64_t>& a, const std::pair<Labe
   return a.second != b.second ? a.second > b.second : a.first < b.first;
 }
 
+Totals normalized(const Totals& totals, const FoldRule& rule) {
+  Totals out;
+  for (const auto& [labels, n] : totals) out[rule.normalize(labels)] += n;
+  return out;
+}
+
 struct Group {
   std::uint64_t sum = 0;
   std::vector<const Totals::value_type*> members;
@@ -35,12 +41,19 @@ std::vector<std::pair<LabelValues, Group>> ranked_groups(const Totals& values, c
 
 }  // namespace
 
-LabelValues FoldRule::fold(const LabelValues& labels) const {
-  LabelValues folded = labels;
-  for (std::size_t i = 0; i < folded.size() && i < closed_.size(); ++i) {
+LabelValues FoldRule::normalize(const LabelValues& labels) const {
+  LabelValues out = labels;
+  for (std::size_t i = 0; i < out.size() && i < closed_.size(); ++i) {
     const auto& keep = closed_[i];
-    if (std::find(keep.begin(), keep.end(), folded[i]) == keep.end()) folded[i] = other_label_value;
+    if (!keep.empty() && std::find(keep.begin(), keep.end(), out[i]) == keep.end()) out[i] = other_label_value;
   }
+  return out;
+}
+
+LabelValues FoldRule::fold(const LabelValues& labels) const {
+  LabelValues folded = normalize(labels);
+  for (std::size_t i = 0; i < folded.size() && i < closed_.size(); ++i)
+    if (closed_[i].empty()) folded[i] = other_label_value;
   return folded;
 }
 
@@ -62,7 +75,8 @@ void StickySlots::claim_slots(const Totals& totals) {
   }
 }
 
-Totals StickySlots::assign(const Totals& totals) {
+Totals StickySlots::assign(const Totals& raw) {
+  const Totals totals = normalized(raw, rule_);
   claim_slots(totals);
   Totals series;
   for (const auto& [labels, total] : totals)
@@ -70,7 +84,8 @@ Totals StickySlots::assign(const Totals& totals) {
   return series;
 }
 
-Totals cap_gauges(const Totals& values, std::size_t k, const FoldRule& rule) {
+Totals cap_gauges(const Totals& raw, std::size_t k, const FoldRule& rule) {
+  const Totals values = normalized(raw, rule);
   Totals series;
   std::size_t kept = 0;
   bool full = false;

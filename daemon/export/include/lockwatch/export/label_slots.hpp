@@ -27,6 +27,9 @@ class FoldRule {
   /// `closed[i]` lists the values label i keeps; empty means label i varies.
   explicit FoldRule(std::vector<std::vector<std::string>> closed) : closed_(std::move(closed)) {}
 
+  /// A closed label's value outside its set becomes "other" (kind="spin", a state Java does
+  /// not have): such a label never shows a value it was not declared with.
+  LabelValues normalize(const LabelValues& labels) const;
   LabelValues fold(const LabelValues& labels) const;
   /// True for a label set that is its own fold: an "other" series (or a class really named
   /// "other"), or one whose labels all have closed values (state="BLOCKED"), bounded by
@@ -48,7 +51,8 @@ class StickySlots {
  public:
   StickySlots(std::size_t capacity, FoldRule rule) : capacity_(capacity), rule_(std::move(rule)) {}
 
-  /// Cumulative totals per label set -> cumulative totals per exported series. Newcomers
+  /// Cumulative totals per label set (normalized first) -> cumulative totals per exported
+  /// series. Newcomers
   /// of one call take free slots largest total first (ties: label order), so the slots
   /// go to the busiest of them.
   std::map<LabelValues, std::uint64_t> assign(const std::map<LabelValues, std::uint64_t>& totals);
@@ -62,7 +66,7 @@ class StickySlots {
   std::set<LabelValues> owners_;
 };
 
-/// Gauges of one sample, bounded. Label sets are grouped by their varying labels (a lock; a
+/// Gauges of one sample, bounded. Label sets are normalized, grouped by their varying labels (a lock; a
 /// pool with its states), groups ranked by their sum (largest first, ties: label order),
 /// and whole groups kept while the family stays within `k` label sets; everything else is
 /// summed into its fold into "other". Gauges need no stickiness: each sample shows its own
