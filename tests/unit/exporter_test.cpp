@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -275,6 +276,13 @@ TEST_CASE("exporter: HELP says the values come from lockwatch's own sampling", "
     CHECK(comment(text, "HELP", gauge).find("(the latest sample), not taken at scrape time") != std::string::npos);
   }
   CHECK(comment(text, "HELP", "lockwatch_lock_waiters").find("lock_class=other") != std::string::npos);
+}
+
+TEST_CASE("exporter: unusable duration buckets fail at construction", "[export]") {
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {1, 0.5}}), std::invalid_argument);
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {0.1, 0.1}}), std::invalid_argument);
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {std::numeric_limits<double>::infinity()}}), std::invalid_argument);
+  CHECK_NOTHROW(Exporter({.duration_buckets = {}}));
 }
 
 TEST_CASE("exporter: render runs while another thread updates", "[export]") {

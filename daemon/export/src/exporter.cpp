@@ -2,8 +2,10 @@
 // Exporter: turns each TargetMetrics into bounded, sanitized series of the registry.
 #include "lockwatch/export/exporter.hpp"
 
+#include <cmath>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 
 #include "lockwatch/export/label_slots.hpp"
 #include "lockwatch/export/label_values.hpp"
@@ -108,6 +110,14 @@ void publish_ring(TargetSeries& s, const TargetMetrics& m) {
   s.show(Family::ring_bytes, single(m.ring_bytes));
 }
 
+ExporterOptions checked(ExporterOptions options) {
+  const auto& b = options.duration_buckets;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (!std::isfinite(b[i]) || (i > 0 && !(b[i - 1] < b[i])))
+      throw std::invalid_argument("duration buckets must be finite and strictly increasing");
+  return options;
+}
+
 }  // namespace
 
 struct Exporter::Impl {
@@ -123,7 +133,7 @@ struct Exporter::Impl {
   std::map<std::string, TargetState> targets;  // by sanitized target label
 };
 
-Exporter::Exporter(ExporterOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+Exporter::Exporter(ExporterOptions options) : impl_(std::make_unique<Impl>(checked(std::move(options)))) {
   const LabelValues version{sanitize_label_value(impl_->options.version)};
   impl_->registry.set_gauge(Family::build_info, series_labels(Family::build_info, {}, version), 1);
 }

@@ -15,8 +15,9 @@ namespace lockwatch::exporter {
 struct ExporterOptions {
   /// Label sets per target and family that get their own series; the rest are "other".
   std::size_t top_k = 20;
-  /// Upper bounds (seconds) of lockwatch_sample_duration_seconds: an attach dump takes
-  /// milliseconds, a jstack dump or a stopped JVM up to the timeout.
+  /// Upper bounds (seconds) of lockwatch_sample_duration_seconds, finite and strictly
+  /// increasing: an attach dump takes milliseconds, a jstack dump or a stopped JVM up to
+  /// the timeout.
   std::vector<double> duration_buckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
   /// The build's version: lockwatch_build_info{version="..."} 1.
   std::string version = "unknown";
@@ -27,6 +28,8 @@ struct ExporterOptions {
 /// a scrape waits at most for one update to be copied in.
 class Exporter {
  public:
+  /// Throws std::invalid_argument for unusable duration buckets: a configuration error
+  /// shows at startup, not at the first sample.
   explicit Exporter(ExporterOptions options);
   ~Exporter();
   Exporter(const Exporter&) = delete;
