@@ -53,9 +53,8 @@ class StickySlots {
   StickySlots(std::size_t capacity, FoldRule rule) : capacity_(capacity), rule_(std::move(rule)) {}
 
   /// Cumulative totals per label set (normalized first) -> cumulative totals per exported
-  /// series. Newcomers
-  /// of one call take free slots largest total first (ties: label order), so the slots
-  /// go to the busiest of them.
+  /// series. Newcomers of one call take free slots largest total first (ties: label
+  /// order), so the slots go to the busiest of them.
   std::map<LabelValues, std::uint64_t> assign(const std::map<LabelValues, std::uint64_t>& totals);
   const std::set<LabelValues>& owners() const noexcept { return owners_; }
 
@@ -67,11 +66,11 @@ class StickySlots {
   std::set<LabelValues> owners_;
 };
 
-/// Gauges of one sample, bounded. Label sets are normalized, grouped by their varying labels (a lock; a
-/// pool with its states), groups ranked by their sum (largest first, ties: label order),
-/// and whole groups kept while the family stays within `k` label sets; everything else is
-/// summed into its fold into "other". Gauges need no stickiness: each sample shows its own
-/// top K.
+/// Gauges of one sample, bounded. Label sets are normalized, grouped by their varying
+/// labels (a lock; a pool with its states), groups ranked by their sum (largest first,
+/// ties: label order), and whole groups kept while the family stays within `k` label sets;
+/// everything else is summed into its fold into "other". Gauges need no stickiness: each
+/// sample shows its own top K.
 std::map<LabelValues, std::uint64_t> cap_gauges(const std::map<LabelValues, std::uint64_t>& values,
                                                 std::size_t k, const FoldRule& rule);
 
