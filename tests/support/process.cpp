@@ -29,12 +29,13 @@ struct Pipe {
   }
 };
 
-pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd, const std::string& stdin_path = {}) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  if (!stdin_path.empty()) posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   pid_t pid = -1;
@@ -70,9 +71,10 @@ bool drain(std::array<pollfd, 2> fds, std::string& out, std::string& err, Clock:
 
 }  // namespace
 
-CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                          const std::string& stdin_path) {
   Pipe out, err;
-  const pid_t pid = spawn(argv, out.write, err.write);
+  const pid_t pid = spawn(argv, out.write, err.write, stdin_path);
   ::close(out.write), ::close(err.write);
   CommandResult r;
   const bool finished = drain({pollfd{out.read, POLLIN, 0}, pollfd{err.read, POLLIN, 0}}, r.out, r.err,

@@ -17,8 +17,10 @@ struct CommandResult {
   std::string err;
 };
 
-/// Runs argv[0] (searched in PATH) with no shell; kills it at the deadline.
-CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout);
+/// Runs argv[0] (searched in PATH) with no shell; kills it at the deadline. Its standard
+/// input is the file `stdin_path` when one is given, else ours.
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                          const std::string& stdin_path = {});
 
 /// Sends SIGSTOP and waits until /proc shows the process stopped ('T'): kill() returns
 /// before every thread has stopped, and a loaded machine makes that gap visible.

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-target metrics in, Prometheus text exposition out. The sampler calls update() after
+// each sample; the HTTP side calls render() per scrape, which only reads what is stored.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockwatch/export/target_metrics.hpp"
+
+namespace lockwatch::exporter {
+
+struct ExporterOptions {
+  /// Label sets per target and family that get their own series; the rest are "other".
+  std::size_t top_k = 20;
+  /// Upper bounds (seconds) of lockwatch_sample_duration_seconds, finite and strictly
+  /// increasing: an attach dump takes milliseconds, a jstack dump or a stopped JVM up to
+  /// the timeout.
+  std::vector<double> duration_buckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  /// The build's version: lockwatch_build_info{version="..."} 1.
+  std::string version = "unknown";
+};
+
+/// Thread-safe: update() and remove() may run on the sampler's thread while render() runs
+/// on a scrape's. All three take one mutex for memory work only (no I/O, never a dump), so
+/// a scrape waits at most for one update to be copied in.
+class Exporter {
+ public:
+  /// Throws std::invalid_argument for unusable duration buckets: a configuration error
+  /// shows at startup, not at the first sample.
+  explicit Exporter(ExporterOptions options);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  /// Takes the target's state after a sample. Counters follow its cumulative totals and
+  /// never go down; gauges show its latest sample only.
+  void update(const TargetMetrics& metrics);
+  /// The target is gone: every series with its target label goes.
+  void remove(const std::string& target);
+  /// Text exposition format 0.0.4, in a fixed order: families by name, series by target.
+  std::string render() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockwatch::exporter

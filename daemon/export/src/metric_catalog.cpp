@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The exported families. HELP says where each value comes from: everything but build_info
+// is written by lockwatch's own sampling, so a scrape never triggers a thread dump and a
+// value can be as old as the sampling interval.
+#include "metric_catalog.hpp"
+
+#include <stdexcept>
+
+#include "lockwatch/model/thread_dump.hpp"
+
+namespace lockwatch::exporter {
+namespace {
+
+std::vector<std::string> java_states() {
+  std::vector<std::string> states;
+  for (auto s : {model::ThreadState::new_, model::ThreadState::runnable, model::ThreadState::blocked,
+                 model::ThreadState::waiting, model::ThreadState::timed_waiting, model::ThreadState::terminated,
+                 model::ThreadState::unknown})
+    states.emplace_back(model::to_string(s));
+  return states;
+}
+
+LabelSpec varying(std::string name) { return {std::move(name), {}}; }
+LabelSpec kind() { return {"kind", {"monitor", "park"}}; }
+LabelSpec state() { return {"state", java_states()}; }
+
+std::array<FamilySpec, family_count> make_catalog() {
+  using enum Family;
+  using enum MetricType;
+  return {{
+      {build_info, "lockwatch_build_info", gauge, {varying("version")},
+       "Always 1; the version label names the lockwatch build that exports these metrics."},
+      {threads, "lockwatch_threads", gauge, {state()},
+       "Java threads per state (BLOCKED, WAITING, ... as Java spells it) in the thread dump of lockwatch's own "
+       "periodic sampling (the latest sample), not taken at scrape time."},
+      {lock_waiters, "lockwatch_lock_waiters", gauge, {kind(), varying("lock_class"), varying("site")},
+       "Threads waiting to acquire a lock (kind monitor or park, lock class, waiting site) in the thread dump of "
+       "lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Locks past the top K "
+       "of the target are summed into lock_class=other, site=other."},
+      {lock_wait_observations, "lockwatch_lock_wait_observations_total", counter,
+       {kind(), varying("lock_class"), varying("site")},
+       "Waiting threads seen on a lock, one per waiting thread per sample, summed over the thread dumps of "
+       "lockwatch's own periodic sampling since the target was found; not counted at scrape time. Locks first "
+       "seen after the target's K slots were taken are counted in lock_class=other, site=other."},
+      {lock_holder_observations, "lockwatch_lock_holder_observations_total", counter,
+       {kind(), varying("lock_class"), varying("holder_site")},
+       "Times a thread was seen holding a contended lock, by the site where it took the lock, summed over the "
+       "thread dumps of lockwatch's own periodic sampling since the target was found; not counted at scrape "
+       "time. Label sets first seen after the target's K slots were taken are counted in lock_class=other, "
+       "holder_site=other."},
+      {holder_resolution, "lockwatch_holder_resolution_total", counter,
+       {{"result", {"same_dump", "correlated", "unresolved"}}},
+       "Waiting threads by where lockwatch found the holder of their lock: same_dump, correlated (a "
+       "neighbouring sample) or unresolved; counted by lockwatch's own periodic sampling, not at scrape time."},
+      {deadlocked_threads, "lockwatch_deadlocked_threads", gauge, {},
+       "Threads in a deadlock in the thread dump of lockwatch's own periodic sampling (the latest sample), "
+       "not taken at scrape time."},
+      {pool_threads, "lockwatch_pool_threads", gauge, {varying("pool"), state()},
+       "Threads of a pool (thread names with their closing number replaced by N) per state in the thread dump "
+       "of lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Pools past the top "
+       "K of the target are summed into pool=other."},
+      {samples, "lockwatch_samples_total", counter,
+       {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed"}}},
+       "Thread dumps attempted by lockwatch's own periodic sampling, by outcome; not counted at scrape time."},
+      {sample_duration, "lockwatch_sample_duration_seconds", histogram, {},
+       "Seconds each thread dump of lockwatch's own periodic sampling took; observed when the sample ends, "
+       "not at scrape time."},
+      {target_up, "lockwatch_target_up", gauge, {},
+       "1 if the latest attempt of lockwatch's own periodic sampling (the latest sample) got a thread dump, "
+       "else 0; not probed at scrape time."},
+      {last_sample_timestamp, "lockwatch_last_sample_timestamp_seconds", gauge, {},
+       "Unix time in seconds of the last successful thread dump of lockwatch's own periodic sampling (the "
+       "latest sample); a scrape takes no sample."},
+      {jvm_contended_enters, "lockwatch_jvm_monitor_contended_enters_total", counter, {},
+       "Contended monitor enters counted by the JVM (hsperfdata sun.rt._sync_ContendedLockAttempts), as read "
+       "by lockwatch's own periodic sampling (the latest sample), not at scrape time."},
+      {jvm_parks, "lockwatch_jvm_monitor_parks_total", counter, {},
+       "Thread parks counted by the JVM (hsperfdata sun.rt._sync_Parks), as read by lockwatch's own periodic "
+       "sampling (the latest sample), not at scrape time."},
+      {jvm_safepoint_seconds, "lockwatch_jvm_safepoint_seconds_total", counter, {},
+       "Seconds the JVM spent at safepoints (hsperfdata sun.rt.safepointTime over sun.os.hrt.frequency), as "
+       "read by lockwatch's own periodic sampling (the latest sample), not at scrape time."},
+      {jvm_threads_live, "lockwatch_jvm_threads_live", gauge, {},
+       "Live Java threads as the JVM counts them (hsperfdata java.threads.live), as read by lockwatch's own "
+       "periodic sampling (the latest sample), not at scrape time."},
+      {incidents, "lockwatch_incidents_total", counter, {},
+       "Incidents lockwatch recorded for the target, counted by lockwatch's own periodic sampling, not at "
+       "scrape time."},
+      {missed_ticks, "lockwatch_missed_ticks_total", counter, {},
+       "Sampling deadlines of lockwatch's own periodic sampling that passed while the previous thread dump "
+       "still ran; not counted at scrape time."},
+      {ring_evictions, "lockwatch_ring_evictions_total", counter, {},
+       "Samples dropped from lockwatch's in-memory ring to stay within its bounds; counted by lockwatch's own "
+       "periodic sampling, not at scrape time."},
+      {ring_samples, "lockwatch_ring_samples", gauge, {},
+       "Samples of the target held in lockwatch's in-memory ring, as of lockwatch's own periodic sampling "
+       "(the latest sample), not at scrape time."},
+      {ring_bytes, "lockwatch_ring_bytes", gauge, {},
+       "Estimated bytes of memory the target's samples take in lockwatch's ring, as of lockwatch's own "
+       "periodic sampling (the latest sample), not at scrape time."},
+  }};
+}
+
+// spec() indexes by the enum: a table out of order would mislabel series, so it stops here.
+std::array<FamilySpec, family_count> checked(std::array<FamilySpec, family_count> families) {
+  for (std::size_t i = 0; i < families.size(); ++i)
+    if (static_cast<std::size_t>(families[i].family) != i) throw std::logic_error("metric catalog out of enum order");
+  return families;
+}
+
+}  // namespace
+
+const std::array<FamilySpec, family_count>& catalog() {
+  static const auto families = checked(make_catalog());
+  return families;
+}
+
+const FamilySpec& spec(Family f) { return catalog()[static_cast<std::size_t>(f)]; }
+
+FoldRule fold_rule(Family f) {
+  std::vector<std::vector<std::string>> closed;
+  for (const auto& label : spec(f).labels) closed.push_back(label.closed);
+  return FoldRule(std::move(closed));
+}
+
+SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values) {
+  SeriesLabels labels;
+  if (f != Family::build_info) labels.emplace("target", target);
+  const auto& names = spec(f).labels;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) labels.emplace(names[i].name, values[i]);
+  return labels;
+}
+
+}  // namespace lockwatch::exporter

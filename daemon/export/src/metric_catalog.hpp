@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// The metric families lockwatch exports: names, types, labels and HELP text. The names are
+// a contract with dashboards and alerts (docs/metrics.md); change them only on purpose.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockwatch/export/label_slots.hpp"
+
+namespace lockwatch::exporter {
+
+enum class MetricType : std::uint8_t { counter, gauge, histogram };
+
+enum class Family : std::uint8_t {
+  build_info,
+  threads,
+  lock_waiters,
+  lock_wait_observations,
+  lock_holder_observations,
+  holder_resolution,
+  deadlocked_threads,
+  pool_threads,
+  samples,
+  sample_duration,
+  target_up,
+  last_sample_timestamp,
+  jvm_contended_enters,
+  jvm_parks,
+  jvm_safepoint_seconds,
+  jvm_threads_live,
+  incidents,
+  missed_ticks,
+  ring_evictions,
+  ring_samples,
+  ring_bytes,
+};
+inline constexpr std::size_t family_count = 21;
+
+struct LabelSpec {
+  std::string name;
+  std::vector<std::string> closed;  // the only values it takes; empty: it comes from the application
+};
+
+struct FamilySpec {
+  Family family;
+  std::string_view name;
+  MetricType type;
+  std::vector<LabelSpec> labels;    // besides `target`, which every family but build_info has
+  std::string_view help;
+};
+
+const std::array<FamilySpec, family_count>& catalog();
+const FamilySpec& spec(Family f);
+/// How the family's label sets fold into "other".
+FoldRule fold_rule(Family f);
+
+/// Every label of one series, by name: what the registry is keyed by.
+using SeriesLabels = std::map<std::string, std::string>;
+SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values);
+
+}  // namespace lockwatch::exporter

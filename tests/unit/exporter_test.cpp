@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+// The exporter as dashboards see it: family names and types, counters that never go back,
+// top K + "other", gauges of the latest sample only, target removal, HELP wording.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "lockwatch/export/exporter.hpp"
+
+using namespace lockwatch::exporter;
+
+namespace {
+
+// The exposition's sample lines, "name{labels}" -> value.
+std::map<std::string, double> samples_of(const std::string& text) {
+  std::map<std::string, double> samples;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.rfind(' ');
+    samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return samples;
+}
+
+std::optional<double> value(const std::string& text, const std::string& series) {
+  const auto samples = samples_of(text);
+  const auto it = samples.find(series);
+  return it == samples.end() ? std::nullopt : std::optional(it->second);
+}
+
+// The text after "# <what> <family> " ("HELP" or "TYPE"); "" if absent.
+std::string comment(const std::string& text, const std::string& what, const std::string& family) {
+  const std::string prefix = "# " + what + " " + family + " ";
+  const auto at = text.find(prefix);
+  if (at == std::string::npos) return {};
+  const auto start = at + prefix.size();
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+std::size_t lines_with(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(part) != std::string::npos) ++n;
+  return n;
+}
+
+LockLabels monitor(const std::string& lock_class) { return {"monitor", lock_class, lock_class + ".run"}; }
+
+TargetMetrics full(const std::string& target) {
+  TargetMetrics m;
+  m.target = target;
+  m.up = true;
+  m.last_sample_time = 1700000000.25;
+  m.new_durations = {0.02, 0.3};
+  m.totals.samples = {{"ok", 3}, {"timeout", 1}};
+  m.totals.wait_observations = {{monitor("Inventory"), 5}, {{"park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Pool.take"}, 2}};
+  m.totals.holder_observations = {{{"monitor", "Inventory", "Inventory.recalculate"}, 2}};
+  m.totals.holder_resolution = {{"same_dump", 2}, {"correlated", 1}, {"unresolved", 4}};
+  m.totals.incidents = 1;
+  m.totals.missed_ticks = 2;
+  m.totals.ring_evictions = 3;
+  LatestSample latest;
+  latest.threads_by_state = {{"BLOCKED", 3}, {"RUNNABLE", 10}, {"WAITING", 4}};
+  latest.lock_waiters = {{monitor("Inventory"), 3}};
+  latest.deadlocked_threads = 2;
+  latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 3}, {"RUNNABLE", 5}}}};
+  m.latest = latest;
+  m.perf = {40, 1234, 567, 0.75};
+  m.ring_samples = 4;
+  m.ring_bytes = 65536;
+  return m;
+}
+
+const std::vector<std::pair<std::string, std::string>> families{
+    {"lockwatch_threads", "gauge"},
+    {"lockwatch_lock_waiters", "gauge"},
+    {"lockwatch_lock_wait_observations_total", "counter"},
+    {"lockwatch_lock_holder_observations_total", "counter"},
+    {"lockwatch_holder_resolution_total", "counter"},
+    {"lockwatch_deadlocked_threads", "gauge"},
+    {"lockwatch_pool_threads", "gauge"},
+    {"lockwatch_samples_total", "counter"},
+    {"lockwatch_sample_duration_seconds", "histogram"},
+    {"lockwatch_target_up", "gauge"},
+    {"lockwatch_last_sample_timestamp_seconds", "gauge"},
+    {"lockwatch_jvm_monitor_contended_enters_total", "counter"},
+    {"lockwatch_jvm_monitor_parks_total", "counter"},
+    {"lockwatch_jvm_safepoint_seconds_total", "counter"},
+    {"lockwatch_jvm_threads_live", "gauge"},
+    {"lockwatch_incidents_total", "counter"},
+    {"lockwatch_missed_ticks_total", "counter"},
+    {"lockwatch_ring_evictions_total", "counter"},
+    {"lockwatch_ring_samples", "gauge"},
+    {"lockwatch_ring_bytes", "gauge"},
+    {"lockwatch_build_info", "gauge"},
+};
+
+}  // namespace
+
+TEST_CASE("exporter: every family, with its exact name and type", "[export]") {
+  Exporter e({.version = "1.2.3"});
+  e.update(full("shop-42"));
+  const auto text = e.render();
+  for (const auto& [name, type] : families) {
+    INFO(name);
+    CHECK(comment(text, "TYPE", name) == type);
+    CHECK(lines_with(text, name + (type == "histogram" ? "_count{" : "{")) >= 1);
+  }
+  CHECK(lines_with(text, "# TYPE ") == families.size());  // and no family besides them
+  CHECK(value(text, "lockwatch_build_info{version=\"1.2.3\"}") == 1);
+  CHECK(value(text, "lockwatch_threads{state=\"BLOCKED\",target=\"shop-42\"}") == 3);
+  CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"shop-42\"}") == 3);
+  CHECK(value(text, "lockwatch_lock_holder_observations_total{holder_site=\"Inventory.recalculate\",kind=\"monitor\",lock_class=\"Inventory\",target=\"shop-42\"}") == 2);
+  CHECK(value(text, "lockwatch_holder_resolution_total{result=\"unresolved\",target=\"shop-42\"}") == 4);
+  CHECK(value(text, "lockwatch_pool_threads{pool=\"http-nio-8080-exec-N\",state=\"RUNNABLE\",target=\"shop-42\"}") == 5);
+  CHECK(value(text, "lockwatch_samples_total{result=\"timeout\",target=\"shop-42\"}") == 1);
+  CHECK(value(text, "lockwatch_sample_duration_seconds_bucket{target=\"shop-42\",le=\"0.025\"}") == 1);
+  CHECK(value(text, "lockwatch_jvm_monitor_contended_enters_total{target=\"shop-42\"}") == 1234);
+  CHECK(value(text, "lockwatch_jvm_safepoint_seconds_total{target=\"shop-42\"}") == 0.75);
+  CHECK(value(text, "lockwatch_last_sample_timestamp_seconds{target=\"shop-42\"}") == 1700000000.25);
+}
+
+TEST_CASE("exporter: hsperfdata series exist only when the JVM publishes the value", "[export]") {
+  Exporter e({});
+  auto m = full("a");
+  m.perf = {};
+  m.latest.reset();
+  m.last_sample_time.reset();
+  e.update(m);
+  const auto text = e.render();
+  CHECK(lines_with(text, "lockwatch_jvm_") == 0);
+  CHECK(lines_with(text, "lockwatch_threads{") == 0);        // no sample yet: no latest-sample gauges
+  CHECK(lines_with(text, "lockwatch_deadlocked_threads{") == 0);
+  CHECK(lines_with(text, "lockwatch_last_sample_timestamp_seconds{") == 0);
+  CHECK(value(text, "lockwatch_target_up{target=\"a\"}") == 1);
+}
+
+TEST_CASE("exporter: counters follow the totals and never decrease", "[export]") {
+  Exporter e({});
+  auto m = full("a");
+  e.update(m);
+  const auto first = samples_of(e.render());
+  m.totals.samples["ok"] = 1;                         // a total that went back (must not happen)
+  m.totals.wait_observations[monitor("Inventory")] = 9;
+  m.perf.parks = 10;                                  // a JVM counter read torn
+  m.perf.safepoint_seconds = 1.5;
+  m.new_durations = {0.001};
+  e.update(m);
+  const auto second = samples_of(e.render());
+  for (const auto& [series, v] : first) {
+    if (series.find("_total{") == std::string::npos && series.find("_duration_seconds_") == std::string::npos) continue;
+    INFO(series);
+    CHECK(second.at(series) >= v);
+  }
+  CHECK(second.at("lockwatch_samples_total{result=\"ok\",target=\"a\"}") == 3);
+  CHECK(second.at("lockwatch_lock_wait_observations_total{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"a\"}") == 9);
+  CHECK(second.at("lockwatch_jvm_monitor_parks_total{target=\"a\"}") == 567);
+  CHECK(second.at("lockwatch_jvm_safepoint_seconds_total{target=\"a\"}") == 1.5);
+  CHECK(second.at("lockwatch_sample_duration_seconds_count{target=\"a\"}") == 3);
+}
+
+TEST_CASE("exporter: durations are observed once; NaN and negative ones are dropped", "[export]") {
+  Exporter e({});
+  auto m = full("a");
+  m.new_durations = {0.5, std::numeric_limits<double>::quiet_NaN(), -1.0};
+  e.update(m);
+  m.new_durations.clear();
+  e.update(m);
+  const auto text = e.render();
+  CHECK(value(text, "lockwatch_sample_duration_seconds_count{target=\"a\"}") == 1);
+  CHECK(value(text, "lockwatch_sample_duration_seconds_sum{target=\"a\"}") == 0.5);
+}
+
+TEST_CASE("exporter: top K lock classes per target, the rest in 'other', slots kept", "[export]") {
+  Exporter e({.top_k = 2});
+  TargetMetrics m;
+  m.target = "a";
+  m.totals.wait_observations = {{monitor("A"), 4}, {monitor("B"), 3}};
+  e.update(m);
+  m.totals.wait_observations = {{monitor("A"), 4}, {monitor("B"), 3}, {monitor("C"), 50}, {monitor("D"), 1}, {monitor("E"), 2}};
+  e.update(m);
+  const auto text = e.render();
+  const std::string family = "lockwatch_lock_wait_observations_total{";
+  CHECK(lines_with(text, family) == 3);
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"A\",site=\"A.run\",target=\"a\"}") == 4);
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"B\",site=\"B.run\",target=\"a\"}") == 3);
+  // C is the busiest now, but A and B keep their slots: moving them would lower a counter.
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"other\",site=\"other\",target=\"a\"}") == 53);
+}
+
+TEST_CASE("exporter: the K limit is per target", "[export]") {
+  Exporter e({.top_k = 1});
+  for (const char* target : {"a", "b"}) {
+    TargetMetrics m;
+    m.target = target;
+    m.totals.wait_observations = {{monitor(target), 1}, {monitor("Shared"), 5}};
+    e.update(m);
+  }
+  const auto text = e.render();
+  CHECK(value(text, "lockwatch_lock_wait_observations_total{kind=\"monitor\",lock_class=\"Shared\",site=\"Shared.run\",target=\"a\"}") == 5);
+  CHECK(value(text, "lockwatch_lock_wait_observations_total{kind=\"monitor\",lock_class=\"Shared\",site=\"Shared.run\",target=\"b\"}") == 5);
+}
+
+TEST_CASE("exporter: lock waiters show the latest sample only; a gone lock's series goes", "[export]") {
+  Exporter e({.top_k = 2});
+  auto m = full("a");
+  m.latest->lock_waiters = {{monitor("A"), 3}, {monitor("B"), 1}, {monitor("C"), 1}, {monitor("D"), 2}};
+  e.update(m);
+  auto text = e.render();
+  CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"A\",site=\"A.run\",target=\"a\"}") == 3);
+  CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"D\",site=\"D.run\",target=\"a\"}") == 2);
+  CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"other\",site=\"other\",target=\"a\"}") == 2);
+  m.latest->lock_waiters = {{monitor("B"), 4}};
+  m.latest->pool_threads.clear();
+  e.update(m);
+  text = e.render();
+  CHECK(lines_with(text, "lockwatch_lock_waiters{") == 1);
+  CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"B\",site=\"B.run\",target=\"a\"}") == 4);
+  CHECK(lines_with(text, "lockwatch_pool_threads{") == 0);
+}
+
+TEST_CASE("exporter: remove() drops every series of the target and no other", "[export]") {
+  Exporter e({});
+  e.update(full("a"));
+  e.update(full("b"));
+  const auto before = e.render();
+  e.remove("a");
+  e.remove("never-seen");
+  const auto after = e.render();
+  CHECK(lines_with(after, "target=\"a\"") == 0);
+  CHECK(lines_with(after, "target=\"b\"") == lines_with(before, "target=\"b\""));
+  CHECK(lines_with(after, "lockwatch_build_info{") == 1);
+  // Back again (a new JVM under the same label): its counters start from its own totals.
+  auto again = full("a");
+  again.totals.samples = {{"ok", 1}};
+  e.update(again);
+  CHECK(value(e.render(), "lockwatch_samples_total{result=\"ok\",target=\"a\"}") == 1);
+}
+
+TEST_CASE("exporter: hostile label values are sanitized and escaped", "[export]") {
+  Exporter e({});
+  TargetMetrics m;
+  m.target = "t\n1";
+  LatestSample latest;
+  latest.lock_waiters = {{{"monitor", "a\"b\\c", std::string(300, 'x')}, 1}};
+  m.latest = latest;
+  e.update(m);
+  const auto text = e.render();
+  CHECK(lines_with(text, "lock_class=\"a\\\"b\\\\c\"") == 1);
+  CHECK(lines_with(text, "target=\"t\xEF\xBF\xBD" "1\"") > 1);
+  CHECK(lines_with(text, "site=\"" + std::string(197, 'x') + "\xE2\x80\xA6\"") == 1);
+  e.remove("t\n1");  // the caller's name, not the sanitized one
+  CHECK(lines_with(e.render(), "target=") == 0);
+}
+
+TEST_CASE("exporter: HELP says the values come from lockwatch's own sampling", "[export]") {
+  Exporter e({});
+  e.update(full("a"));
+  const auto text = e.render();
+  for (const auto& [name, type] : families) {
+    INFO(name);
+    const auto help = comment(text, "HELP", name);
+    CHECK(help.size() > 40);
+    if (name == "lockwatch_build_info") continue;
+    CHECK(help.find("lockwatch's own periodic sampling") != std::string::npos);
+    CHECK(help.find("scrape") != std::string::npos);
+  }
+  for (const char* gauge : {"lockwatch_threads", "lockwatch_lock_waiters", "lockwatch_deadlocked_threads", "lockwatch_pool_threads"}) {
+    INFO(gauge);
+    CHECK(comment(text, "HELP", gauge).find("(the latest sample), not taken at scrape time") != std::string::npos);
+  }
+  CHECK(comment(text, "HELP", "lockwatch_lock_waiters").find("lock_class=other") != std::string::npos);
+}
+
+TEST_CASE("exporter: unusable duration buckets fail at construction", "[export]") {
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {1, 0.5}}), std::invalid_argument);
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {0.1, 0.1}}), std::invalid_argument);
+  CHECK_THROWS_AS(Exporter({.duration_buckets = {std::numeric_limits<double>::infinity()}}), std::invalid_argument);
+  CHECK_NOTHROW(Exporter({.duration_buckets = {}}));
+}
+
+TEST_CASE("exporter: render runs while another thread updates", "[export]") {
+  Exporter e({});
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    auto m = full("a");
+    for (std::uint64_t i = 0; i < 300; ++i) {
+      m.totals.samples["ok"] = i;
+      e.update(m);
+      if (i % 50 == 0) e.remove("a");
+    }
+    done = true;
+  });
+  std::size_t scrapes = 0;
+  while (!done) {
+    const auto text = e.render();
+    CHECK(text.find("lockwatch_build_info") != std::string::npos);
+    ++scrapes;
+  }
+  sampler.join();
+  CHECK(scrapes > 0);
+}
