@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// HTTP request and response as plain values, so handlers and the router need no Beast.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lockwatch::http {
+
+/// Decoded query parameters; std::less<> so handlers can look up string_views.
+using Query = std::map<std::string, std::string, std::less<>>;
+
+struct Request {
+  std::string method;  // as sent: "GET", "HEAD", "POST", ...
+  std::string path;    // percent-decoded, always starts with '/'
+  Query query;         // decoded; the first of repeated keys wins
+};
+
+struct Response {
+  unsigned status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+/// Splits a request-target ("/a%20b?x=1&y") into a Request. nullopt when it is not in
+/// origin form (no leading '/') or holds a malformed %-escape: the server answers 400.
+std::optional<Request> make_request(std::string method, std::string_view target);
+
+/// "%2F" -> "/"; with plus_is_space, '+' -> ' ' (query strings). nullopt on a '%' not
+/// followed by two hex digits.
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space = false);
+
+/// "a=1&b=&c" -> {a:1, b:"", c:""}; empty pieces are skipped. nullopt on a bad escape.
+std::optional<Query> parse_query(std::string_view text);
+
+Response text_response(std::string body, unsigned status = 200);
+Response json_response(std::string body, unsigned status = 200);
+
+/// {"error":"<message>"} with the given status. Non-ASCII bytes in the message become '?',
+/// so the body is valid JSON whatever an exception's text holds.
+Response error_response(unsigned status, std::string_view message);
+Response bad_request(std::string_view why);
+Response not_found();
+Response method_not_allowed();  // the server adds "Allow: GET, HEAD"
+Response payload_too_large();
+Response internal_error(std::string_view why);
+Response unavailable(std::string_view why);
+
+}  // namespace lockwatch::http

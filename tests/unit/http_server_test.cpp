@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: Apache-2.0
+// The HTTP server on loopback with a raw socket client: framing, limits, timeouts, stop().
+#include <catch2/catch.hpp>
+
+#include "lockwatch/sampling/asio.hpp"
+
+#include <cctype>
+#include <future>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "lockwatch/http/router.hpp"
+#include "lockwatch/http/server.hpp"
+
+using namespace lockwatch::http;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The daemon's routes in miniature: the handler is the router, as in the daemon.
+Router test_router() {
+  Router router;
+  router.add("/metrics", [](const Request&, const Params&) { return text_response("lockwatch_up 1\n"); });
+  router.add("/echo/{what}", [](const Request& request, const Params& params) {
+    const auto x = request.query.find("x");
+    return json_response("{\"what\":\"" + params.at("what") + "\",\"x\":\"" + (x == request.query.end() ? "" : x->second) + "\"}");
+  });
+  router.add("/throw", [](const Request&, const Params&) -> Response { throw std::runtime_error("boom"); });
+  return router;
+}
+
+// A Server on its own io thread. Calls into the Server go through the io thread, as the
+// daemon's would; stats() may be read from any thread.
+class TestServer {
+ public:
+  explicit TestServer(ServerOptions options = {}, Server::Handler handler = {})
+      : server_(io_, with_port0(std::move(options)), handler ? std::move(handler) : default_handler()) {
+    server_.start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~TestServer() {
+    on_io([this] { server_.stop(); });
+    work_.reset();
+    thread_.join();
+  }
+  TestServer(const TestServer&) = delete;
+  TestServer& operator=(const TestServer&) = delete;
+
+  void on_io(std::function<void()> fn) {
+    std::promise<void> done;
+    asio::post(io_, [&] { fn(), done.set_value(); });
+    done.get_future().wait();
+  }
+  void stop() { on_io([this] { server_.stop(); }); }
+  std::uint16_t port() const { return server_.port(); }
+  ServerStats stats() const { return server_.stats(); }
+
+ private:
+  static ServerOptions with_port0(ServerOptions options) {
+    options.port = 0;
+    return options;
+  }
+  static Server::Handler default_handler() {
+    return [router = test_router()](const Request& request) { return router.handle(request); };
+  }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  Server server_;
+  std::thread thread_;
+};
+
+struct Reply {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+
+  std::string header(const std::string& name) const {
+    const auto it = headers.find(name);
+    return it == headers.end() ? "(absent)" : it->second;
+  }
+};
+
+// A blocking-style client over async operations, so every read has a timeout.
+class Client {
+ public:
+  explicit Client(std::uint16_t port, const char* host = "127.0.0.1") {
+    socket_.connect({asio::ip::make_address(host), port});
+  }
+
+  void send(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes)); }
+
+  // One response, framed by Content-Length (HEAD: headers only); nullopt on EOF or timeout.
+  std::optional<Reply> read_reply(bool head = false, std::chrono::milliseconds timeout = 3s) {
+    if (run([&](auto done) { asio::async_read_until(socket_, asio::dynamic_buffer(in_), "\r\n\r\n", done); }, timeout))
+      return std::nullopt;
+    const auto end = in_.find("\r\n\r\n") + 4;
+    Reply reply = parse_head(in_.substr(0, end));
+    in_.erase(0, end);
+    const std::size_t length = head ? 0 : std::stoul(reply.header("content-length"));
+    if (in_.size() < length &&
+        run([&](auto done) { asio::async_read(socket_, asio::dynamic_buffer(in_), asio::transfer_exactly(length - in_.size()), done); }, timeout))
+      return std::nullopt;
+    reply.body = in_.substr(0, length);
+    in_.erase(0, length);
+    return reply;
+  }
+
+  // True when the server ends the connection (EOF or reset) within `timeout`; what it
+  // sends before that is kept in received().
+  bool closed_within(std::chrono::milliseconds timeout) {
+    for (auto deadline = Clock::now() + timeout; Clock::now() < deadline;) {
+      std::array<char, 4096> chunk{};
+      std::size_t n = 0;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()) + 1ms;
+      const auto ec = run([&](auto done) { socket_.async_read_some(asio::buffer(chunk), [&n, done](error_code e, std::size_t got) { n = got, done(e, got); }); }, left);
+      in_.append(chunk.data(), n);
+      if (ec == asio::error::eof || ec == asio::error::connection_reset) return true;
+      if (ec) return false;  // timed out
+    }
+    return false;
+  }
+
+  const std::string& received() const { return in_; }
+
+ private:
+  template <class Start>
+  error_code run(Start start, std::chrono::milliseconds timeout) {
+    std::optional<error_code> result;
+    start([&result](error_code ec, std::size_t) { result = ec; });
+    io_.restart();
+    io_.run_for(timeout);
+    if (result) return *result;
+    socket_.cancel();
+    io_.restart();
+    io_.run();
+    return asio::error::timed_out;
+  }
+
+  static Reply parse_head(const std::string& head) {
+    Reply reply;
+    reply.status = static_cast<unsigned>(std::stoul(head.substr(head.find(' ') + 1, 3)));
+    for (auto pos = head.find("\r\n") + 2; pos < head.size() - 2;) {
+      const auto eol = head.find("\r\n", pos);
+      const auto line = head.substr(pos, eol - pos);
+      const auto colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      reply.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+      pos = eol + 2;
+    }
+    return reply;
+  }
+
+  asio::io_context io_;
+  tcp::socket socket_{io_};
+  std::string in_;
+};
+
+std::string get(std::string_view target, std::string_view extra = "") {
+  return "GET " + std::string(target) + " HTTP/1.1\r\nHost: localhost\r\n" + std::string(extra) + "\r\n";
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 3s) {
+  for (auto deadline = Clock::now() + timeout; Clock::now() < deadline; std::this_thread::sleep_for(10ms))
+    if (condition()) return true;
+  return condition();
+}
+
+}  // namespace
+
+TEST_CASE("server answers a GET with the handler's response and the fixed headers", "[http]") {
+  TestServer server;
+  Client client(server.port());
+  client.send(get("/echo/a%20b?x=1+2"));
+  const auto reply = client.read_reply();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(reply->body == R"({"what":"a b","x":"1 2"})");
+  CHECK(reply->header("content-length") == std::to_string(reply->body.size()));
+  CHECK(reply->header("content-type") == "application/json");
+  CHECK(reply->header("cache-control") == "no-store");
+  CHECK(reply->header("x-content-type-options") == "nosniff");
+  CHECK(reply->header("connection") == "(absent)");  // HTTP/1.1 keeps the connection by default
+  CHECK(server.stats().requests == 1);
+}
+
+TEST_CASE("server keeps a connection alive across requests, pipelined ones too", "[http]") {
+  TestServer server;
+  Client client(server.port());
+  client.send(get("/metrics"));
+  const auto first = client.read_reply();
+  client.send(get("/echo/two"));
+  const auto second = client.read_reply();
+  client.send(get("/echo/three") + get("/metrics"));
+  const auto third = client.read_reply();
+  const auto fourth = client.read_reply();
+  REQUIRE((first && second && third && fourth));
+  CHECK(first->body == "lockwatch_up 1\n");
+  CHECK(second->body == R"({"what":"two","x":""})");
+  CHECK(third->body == R"({"what":"three","x":""})");
+  CHECK(fourth->body == "lockwatch_up 1\n");
+  CHECK(server.stats().accepted == 1);
+  CHECK(server.stats().requests == 4);
+}
+
+TEST_CASE("server closes after the response when the client asks for it", "[http]") {
+  TestServer server;
+  SECTION("Connection: close") {
+    Client client(server.port());
+    client.send(get("/metrics", "Connection: close\r\n"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->header("connection") == "close");
+    CHECK(client.closed_within(2s));
+  }
+  SECTION("HTTP/1.0 without keep-alive") {
+    Client client(server.port());
+    client.send("GET /metrics HTTP/1.0\r\n\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(client.closed_within(2s));
+  }
+}
+
+TEST_CASE("server answers 404, 405 with Allow, and 500 for a throwing handler", "[http]") {
+  TestServer server;
+  Client client(server.port());
+  client.send(get("/nope") + "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc" + get("/throw") + get("/metrics"));
+  const auto missing = client.read_reply();
+  const auto post = client.read_reply();
+  const auto thrown = client.read_reply();
+  const auto after = client.read_reply();  // the POST body was consumed, not read as a request
+  REQUIRE((missing && post && thrown && after));
+  CHECK(missing->status == 404);
+  CHECK(missing->body == "{\"error\":\"not found\"}\n");
+  CHECK(post->status == 405);
+  CHECK(post->header("allow") == "GET, HEAD");
+  CHECK(thrown->status == 500);
+  CHECK(thrown->body == "{\"error\":\"internal error: boom\"}\n");
+  CHECK(after->status == 200);
+}
+
+TEST_CASE("server turns a handler's exception into 500 even without the router", "[http]") {
+  TestServer server({}, [](const Request&) -> Response { throw std::runtime_error("no snapshot"); });
+  Client client(server.port());
+  client.send(get("/anything") + get("/again"));
+  const auto first = client.read_reply();
+  const auto second = client.read_reply();
+  REQUIRE((first && second));
+  CHECK(first->status == 500);
+  CHECK(first->body == "{\"error\":\"internal error: no snapshot\"}\n");
+  CHECK(second->status == 500);
+}
+
+TEST_CASE("server answers HEAD with GET's headers and length but no body", "[http]") {
+  std::atomic<int> heads{0};
+  TestServer server({}, [&heads](const Request& request) {
+    heads += request.method == "HEAD";  // the handler sees HEAD as GET
+    return text_response("twelve bytes");
+  });
+  Client client(server.port());
+  client.send("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n" + get("/metrics"));
+  const auto head = client.read_reply(true);
+  const auto body = client.read_reply();  // would be garbled had HEAD sent a body
+  REQUIRE((head && body));
+  CHECK(head->status == 200);
+  CHECK(head->header("content-length") == "12");
+  CHECK(body->status == 200);
+  CHECK(body->body == "twelve bytes");
+  CHECK(heads == 0);
+}
+
+TEST_CASE("server answers a malformed request with 400 and closes", "[http]") {
+  TestServer server;
+  const auto request = GENERATE(as<std::string>{},
+                                "NOT HTTP AT ALL\r\n\r\n",
+                                "GET /metrics HTTP/9.x\r\n\r\n",
+                                "GET /metrics HTTP/1.1\r\nBad Header\r\n\r\n",
+                                "GET /a%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+                                "GET metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                                "GET /metrics HTTP/1.1\r\nContent-Length: nine\r\n\r\n");
+  CAPTURE(request);
+  Client client(server.port());
+  client.send(request);
+  const auto reply = client.read_reply();
+  REQUIRE(reply);
+  CHECK(reply->status == 400);
+  CHECK(reply->header("connection") == "close");
+  CHECK(client.closed_within(2s));
+}
+
+TEST_CASE("server answers a request over max_request_bytes with 413 and closes", "[http]") {
+  ServerOptions options;
+  options.max_request_bytes = 1024;
+  TestServer server(options);
+  SECTION("headers too large") {
+    Client client(server.port());
+    client.send(get("/metrics", "X-Filler: " + std::string(2000, 'a') + "\r\n"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 413);
+    CHECK(client.closed_within(2s));
+  }
+  SECTION("a declared body too large, refused before it is sent") {
+    Client client(server.port());
+    client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 413);
+  }
+  SECTION("a large upload still gets its 413: the server drains it before closing") {
+    // Closing with unread input would reset the connection under the client's writes.
+    Client client(server.port());
+    const std::string body(16 << 20, 'c');
+    client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+    REQUIRE_NOTHROW(client.send(body));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 413);
+  }
+  SECTION("a chunked body that grows too large") {
+    Client client(server.port());
+    client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+    for (int i = 0; i < 4; ++i) client.send("190\r\n" + std::string(400, 'b') + "\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 413);
+  }
+  SECTION("a request just under the limit is served") {
+    Client client(server.port());
+    client.send(get("/metrics", "X-Filler: " + std::string(900, 'a') + "\r\n"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+  }
+}
+
+TEST_CASE("server closes a slow client at request_timeout", "[http]") {
+  ServerOptions options;
+  options.request_timeout = 300ms;
+  TestServer server(options);
+  SECTION("one byte every 50 ms") {
+    Client client(server.port());
+    const auto request = get("/metrics");  // would take ~2 s at this pace
+    const auto start = Clock::now();
+    bool closed = false;
+    for (std::size_t i = 0; i < request.size() && !closed; ++i) {
+      client.send(request.substr(i, 1));
+      closed = client.closed_within(50ms);
+    }
+    const auto elapsed = Clock::now() - start;
+    CHECK(closed);
+    CHECK(elapsed >= 250ms);
+    CHECK(elapsed < 1500ms);
+    CHECK(client.received().empty());
+    CHECK(eventually([&] { return server.stats().timed_out == 1; }));
+  }
+  SECTION("an idle keep-alive connection") {
+    Client client(server.port());
+    client.send(get("/metrics"));
+    REQUIRE(client.read_reply());
+    const auto start = Clock::now();
+    CHECK(client.closed_within(2s));
+    CHECK(Clock::now() - start >= 250ms);
+    CHECK(eventually([&] { return server.stats().timed_out == 1 && server.stats().open_connections == 0; }));
+  }
+}
+
+TEST_CASE("server answers 503 and closes when max_connections are open", "[http]") {
+  ServerOptions options;
+  options.max_connections = 2;
+  TestServer server(options);
+  auto first = std::make_unique<Client>(server.port());
+  Client second(server.port());
+  for (Client* client : {first.get(), &second}) {
+    client->send(get("/metrics"));
+    REQUIRE(client->read_reply());
+  }
+  Client third(server.port());
+  third.send(get("/metrics"));
+  const auto refused = third.read_reply();
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(refused->header("connection") == "close");
+  CHECK(third.closed_within(2s));
+  CHECK(server.stats().rejected_over_cap == 1);
+  CHECK(server.stats().open_connections == 2);
+
+  first.reset();  // a freed slot serves the next connection
+  REQUIRE(eventually([&] { return server.stats().open_connections == 1; }));
+  Client fourth(server.port());
+  fourth.send(get("/metrics"));
+  const auto served = fourth.read_reply();
+  REQUIRE(served);
+  CHECK(served->status == 200);
+  CHECK(server.stats().accepted == 3);
+}
+
+TEST_CASE("stop() closes the listening socket and every open connection", "[http]") {
+  TestServer server;
+  Client idle(server.port());
+  Client served(server.port());
+  served.send(get("/metrics"));
+  REQUIRE(served.read_reply());
+  REQUIRE(eventually([&] { return server.stats().open_connections == 2; }));
+  server.stop();
+  CHECK(idle.closed_within(2s));
+  CHECK(served.closed_within(2s));
+  CHECK(server.stats().open_connections == 0);
+  CHECK_THROWS_AS(Client(server.port()), boost::system::system_error);
+}
+
+TEST_CASE("start() names host:port when the port is in use", "[http]") {
+  TestServer first;
+  asio::io_context io;
+  ServerOptions options;
+  options.port = first.port();
+  Server second(io, options, [](const Request&) { return text_response("x"); });
+  try {
+    second.start();
+    FAIL("start() on a port in use did not throw");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == std::errc::address_in_use);
+    CHECK_THAT(e.what(), Catch::Contains("127.0.0.1:" + std::to_string(first.port())));
+  }
+}
+
+TEST_CASE("start() resolves a host name once", "[http]") {
+  ServerOptions options;
+  options.host = "localhost";  // /etc/hosts: no DNS query
+  TestServer server(options);
+  Client client(server.port());
+  client.send(get("/metrics"));
+  const auto reply = client.read_reply();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+}
+
+TEST_CASE("start() refuses to start twice", "[http]") {
+  asio::io_context io;
+  ServerOptions options;
+  options.port = 0;
+  Server server(io, options, [](const Request&) { return text_response("x"); });
+  server.start();
+  CHECK(server.port() != 0);
+  CHECK_THROWS_AS(server.start(), std::logic_error);
+}
+
+TEST_CASE("server listens on IPv6 loopback", "[http]") {
+  ServerOptions options;
+  options.host = "::1";
+  std::optional<TestServer> server;
+  try {
+    server.emplace(options);
+  } catch (const std::system_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("[::1]:0"));
+    WARN("no IPv6 loopback here: " << e.what());
+    return;
+  }
+  Client client(server->port(), "::1");
+  client.send(get("/metrics"));
+  const auto reply = client.read_reply();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+}
