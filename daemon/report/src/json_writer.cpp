@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lockwatch/report/json_writer.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -114,9 +115,10 @@ JsonWriter& JsonWriter::value(double number) {
     out_.append("null");
     return *this;
   }
+  // Shortest text that reads back as the same double: unix times need all their digits.
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", number);
-  out_.append(buf);
+  const auto end = std::to_chars(buf, buf + sizeof buf, number).ptr;
+  out_.append(buf, end);
   return *this;
 }
 
