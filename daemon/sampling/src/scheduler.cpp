@@ -115,7 +115,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
       if (std::exchange(done, true)) return;
       watchdog->cancel();
       event->result = std::move(r);
-      self->finished(job, *event);
+      self->finished(job, std::move(*event));
     };
     auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
     watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
@@ -124,7 +124,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     backend(request, [shared_finish](DumpResult r) { (*shared_finish)(std::move(r)); });
   }
 
-  void finished(const Job& job, const DumpEvent& event) {
+  void finished(const Job& job, DumpEvent event) {
     --in_flight;
     auto& t = *job.target;
     t.busy = false;
@@ -132,8 +132,8 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     t.stats.dumps += 1;
     if (!t.removed && !stopped) {
       account(t, event.result.outcome);
-      if (hooks.on_dump) hooks.on_dump(event);
       if (job.burst && t.burst_left == 0) t.bursting = false;
+      if (hooks.on_dump) hooks.on_dump(std::move(event));
       if (job.burst || std::exchange(t.burst_waiting, false)) next_burst(job.target);
     }
     pump();

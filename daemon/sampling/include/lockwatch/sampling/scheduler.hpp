@@ -55,7 +55,7 @@ using DumpBackend = std::function<void(const DumpRequest&, std::function<void(Du
 
 struct SchedulerHooks {
   std::function<void(TargetKey)> on_tick;          // every deadline, dump or not: hsperfdata is read here
-  std::function<void(const DumpEvent&)> on_dump;   // every finished dump of a target still scheduled
+  std::function<void(DumpEvent)> on_dump;          // every finished dump of a target still scheduled
 };
 
 struct TargetStats {
