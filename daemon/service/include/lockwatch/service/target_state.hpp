@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything the daemon knows of one watched JVM: its ring of dumps, the correlator over
+// it, the running counts behind its metrics, its hsperfdata counters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/export/target_metrics.hpp"
+#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/perfdata.hpp"
+#include "lockwatch/store/ring.hpp"
+
+namespace lockwatch::service {
+
+struct TargetSettings {
+  store::RingLimits ring;
+  analysis::CorrelatorOptions correlator;       // max_samples follows the ring
+  std::vector<std::string> event_loop_pools;    // thread-name globs ("reactor-http-nio-*")
+};
+
+/// One finished dump, as the scheduler delivered it.
+struct DumpInput {
+  sampling::Outcome outcome = sampling::Outcome::ok;
+  std::string text;
+  std::string error;
+  double started = 0;    // unix seconds
+  double duration = 0;   // seconds
+  bool locks = false;
+  bool burst = false;
+  std::string source;    // "attach" | "jstack"
+};
+
+/// An event-loop thread seen BLOCKED: the one state such a thread must never be in.
+struct EventLoopBlock {
+  std::string pool;
+  std::uint32_t blocked = 0;
+};
+
+class TargetState {
+ public:
+  TargetState(std::string label, TargetSettings settings);
+
+  /// Counts the outcome; an ok dump is parsed, stored and correlated. Returns the
+  /// stored sample's id, or nothing when the dump failed or held no dump.
+  std::optional<std::uint64_t> add_dump(DumpInput input);
+  /// The hsperfdata counters read at this tick.
+  void add_perf(const sampling::JvmCounters& counters, double now);
+  void set_scheduler_counts(std::uint64_t missed_ticks);
+  void count_incident() { ++metrics_.totals.incidents; }
+  void apply(TargetSettings settings);
+
+  /// The exporter's input; takes the sample durations gathered since the last call.
+  exporter::TargetMetrics take_metrics();
+  const std::string& label() const noexcept { return metrics_.target; }
+  const store::Ring& ring() const noexcept { return ring_; }
+  const analysis::Correlator& correlator() const noexcept { return correlator_; }
+  std::uint32_t latest_blocked() const noexcept { return latest_blocked_; }
+  /// Contended monitor enters per second between the last two hsperfdata reads.
+  std::optional<double> contended_rate() const noexcept { return contended_rate_; }
+  const std::vector<EventLoopBlock>& event_loop_blocks() const noexcept { return event_loop_blocks_; }
+  const std::string& last_error() const noexcept { return last_error_; }
+  sampling::Outcome last_outcome() const noexcept { return last_outcome_; }
+
+ private:
+  void count_sample();
+  void settle_oldest_open();
+
+  TargetSettings settings_;
+  store::Ring ring_;
+  analysis::Correlator correlator_;
+  exporter::TargetMetrics metrics_;
+  std::uint64_t unsettled_ = 0;  // newest dumps whose holders are not counted yet
+  std::uint32_t latest_blocked_ = 0;
+  std::optional<double> contended_rate_;
+  std::optional<std::pair<double, std::int64_t>> last_contended_;
+  std::vector<EventLoopBlock> event_loop_blocks_;
+  std::string last_error_;
+  sampling::Outcome last_outcome_ = sampling::Outcome::ok;
+};
+
+/// Shell-style glob with '*' and '?' only, as used for thread-pool names.
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+
+}  // namespace lockwatch::service

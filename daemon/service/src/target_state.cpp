@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/service/target_state.hpp"
+
+#include <set>
+#include <utility>
+
+#include "lockwatch/parser/dump_parser.hpp"
+
+namespace lockwatch::service {
+namespace {
+
+exporter::LockLabels labels_of(const analysis::LockKey& key) {
+  return {std::string(analysis::to_string(key.kind)), key.lock_class, key.site};
+}
+
+std::uint32_t deadlocked_threads(const analysis::DumpSummary& s) {
+  std::set<std::string> names;
+  for (const auto& d : s.deadlocks) names.insert(d.threads.begin(), d.threads.end());
+  return static_cast<std::uint32_t>(names.size());
+}
+
+analysis::CorrelatorOptions bounded(TargetSettings s) {
+  s.correlator.max_samples = s.ring.max_samples;
+  return s.correlator;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view p, std::string_view t) noexcept {
+  if (p.empty()) return t.empty();
+  if (p.front() == '*') return glob_match(p.substr(1), t) || (!t.empty() && glob_match(p, t.substr(1)));
+  return !t.empty() && (p.front() == '?' || p.front() == t.front()) && glob_match(p.substr(1), t.substr(1));
+}
+
+TargetState::TargetState(std::string label, TargetSettings settings)
+    : settings_(std::move(settings)), ring_(settings_.ring), correlator_(bounded(settings_)) {
+  metrics_.target = std::move(label);
+}
+
+void TargetState::apply(TargetSettings settings) {
+  settings_ = std::move(settings);
+  ring_.set_limits(settings_.ring);
+}
+
+std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
+  metrics_.new_durations.push_back(in.duration);
+  auto dumps = in.outcome == sampling::Outcome::ok ? parser::parse_dumps(in.text) : std::vector<model::ThreadDump>{};
+  if (in.outcome == sampling::Outcome::ok && dumps.empty())
+    in.outcome = sampling::Outcome::parse_error, in.error = "the reply held no thread dump";
+  ++metrics_.totals.samples[std::string(sampling::to_string(in.outcome))];
+  last_outcome_ = in.outcome;
+  metrics_.up = in.outcome == sampling::Outcome::ok;
+  if (!metrics_.up) {
+    last_error_ = std::move(in.error);
+    return std::nullopt;
+  }
+  const auto id = ring_.add(in.text, {0, in.started, in.duration, in.source, in.locks, in.burst, 0});
+  correlator_.add(dumps.front(), in.started);
+  metrics_.last_sample_time = in.started;
+  count_sample();
+  return id;
+}
+
+// Waiters count at once; holders and their resolution once the neighbouring dumps
+// that may resolve them have arrived, so every dump is counted exactly once.
+void TargetState::count_sample() {
+  const auto newest = correlator_.size() - 1;
+  exporter::LatestSample latest;
+  for (const auto& [key, n] : correlator_.tally(newest).waiters) {
+    latest.lock_waiters[labels_of(key)] = n;
+    metrics_.totals.wait_observations[labels_of(key)] += n;
+  }
+  const auto& summary = correlator_.summary(newest);
+  for (const auto& [state, n] : summary.states) latest.threads_by_state[std::string(model::to_string(state))] = n;
+  latest.deadlocked_threads = deadlocked_threads(summary);
+  event_loop_blocks_.clear();
+  for (const auto& pool : summary.pools) {
+    for (const auto& [state, n] : pool.states) latest.pool_threads[pool.pool][std::string(model::to_string(state))] = n;
+    const auto blocked = pool.states.find(model::ThreadState::blocked);
+    for (const auto& pattern : settings_.event_loop_pools)
+      if (blocked != pool.states.end() && glob_match(pattern, pool.pool)) event_loop_blocks_.push_back({pool.pool, blocked->second});
+  }
+  const auto b = summary.states.find(model::ThreadState::blocked);
+  latest_blocked_ = b == summary.states.end() ? 0 : b->second;
+  metrics_.latest = std::move(latest);
+  unsettled_ = std::min<std::uint64_t>(unsettled_ + 1, correlator_.size());
+  while (unsettled_ > settings_.correlator.neighbour_window) settle_oldest_open();
+}
+
+void TargetState::settle_oldest_open() {
+  const auto tally = correlator_.tally(correlator_.size() - unsettled_);
+  --unsettled_;
+  for (const auto& [key, n] : tally.holders) metrics_.totals.holder_observations[labels_of(key)] += n;
+  auto& r = metrics_.totals.holder_resolution;
+  r["same_dump"] += tally.resolution.same_dump;
+  r["correlated"] += tally.resolution.correlated;
+  r["unresolved"] += tally.resolution.unresolved;
+}
+
+void TargetState::add_perf(const sampling::JvmCounters& c, double now) {
+  auto& p = metrics_.perf;
+  p.threads_live = c.threads_live;
+  p.contended_enters = c.contended_lock_attempts;
+  p.parks = c.parks;
+  if (c.safepoint_time_ticks && c.frequency && *c.frequency > 0)
+    p.safepoint_seconds = static_cast<double>(*c.safepoint_time_ticks) / static_cast<double>(*c.frequency);
+  if (!c.contended_lock_attempts) return;
+  if (last_contended_ && now > last_contended_->first)
+    contended_rate_ = static_cast<double>(*c.contended_lock_attempts - last_contended_->second) / (now - last_contended_->first);
+  last_contended_ = {now, *c.contended_lock_attempts};
+}
+
+void TargetState::set_scheduler_counts(std::uint64_t missed_ticks) { metrics_.totals.missed_ticks = missed_ticks; }
+
+exporter::TargetMetrics TargetState::take_metrics() {
+  metrics_.ring_samples = static_cast<std::uint32_t>(ring_.size());
+  metrics_.ring_bytes = ring_.bytes();
+  metrics_.totals.ring_evictions = ring_.evictions();
+  auto out = metrics_;
+  metrics_.new_durations.clear();
+  return out;
+}
+
+}  // namespace lockwatch::service

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon's pure parts: target names, log lines, a target's running counts over real
+// captured dumps, incident triggers and the incident directory.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "lockwatch/service/incident.hpp"
+#include "lockwatch/service/log.hpp"
+#include "lockwatch/service/target_name.hpp"
+#include "lockwatch/service/target_state.hpp"
+#include "test_support.hpp"
+
+using namespace lockwatch;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> scenario_dumps(const std::string& jdk, const std::string& scenario) {
+  std::vector<std::string> out;
+  for (const auto& f : test::files_below(test::captured_dir() / jdk / scenario))
+    if (f.filename().string().starts_with("dump-")) out.push_back(test::read_file(f));
+  return out;
+}
+
+service::TargetState fed(const std::vector<std::string>& dumps, service::TargetSettings settings = {}) {
+  service::TargetState t("Shop", std::move(settings));
+  double time = 1'700'000'000;
+  for (const auto& d : dumps) t.add_dump({sampling::Outcome::ok, d, {}, time += 1, 0.05, false, false, "attach"});
+  return t;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("lockwatch-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("target label: the application's name, never its pid", "[service]") {
+  using service::target_label;
+  CHECK(target_label("/usr/bin/java -Xmx1g -cp app.jar:lib/* com.shop.Main 8080") == "Main");
+  CHECK(target_label("java -Dx=y -jar /opt/shop/shop-1.2.jar --port 1") == "shop-1.2");
+  CHECK(target_label("java --module-path mods -m shop.app/com.shop.App") == "App");
+  CHECK(target_label("java -classpath /x ContendedShop 600") == "ContendedShop");
+  CHECK(target_label("java -version") == "jvm");
+  CHECK(target_label("java -cp x \"evil\\\"{}.Name\"") == "Name");
+  CHECK(target_label("java -cp x com.a.\xff\xfe") == "jvm");
+}
+
+TEST_CASE("log lines: key=value, quoted and escaped so a value cannot forge a line", "[service]") {
+  const auto line = log::format_line("target added", {{"target", "Shop"}, {"cmdline", "java -jar x\nmsg=fake"}, {"empty", ""}});
+  CHECK(line == "msg=\"target added\" target=Shop cmdline=\"java -jar x\\nmsg=fake\" empty=\"\"");
+  CHECK(log::format_line("x", {{"k", "a\"b\\c\x01"}}) == "msg=x k=\"a\\\"b\\\\c\\x01\"");
+}
+
+TEST_CASE("rate limit: one line per period, counting the ones held back", "[service]") {
+  using namespace std::chrono_literals;
+  log::RateLimit limit(60s);
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  std::uint64_t suppressed = 99;
+  CHECK(limit.allow(t0, suppressed));
+  CHECK(suppressed == 0);
+  CHECK_FALSE(limit.allow(t0 + 1s, suppressed));
+  CHECK_FALSE(limit.allow(t0 + 59s, suppressed));
+  CHECK(limit.allow(t0 + 61s, suppressed));
+  CHECK(suppressed == 2);
+}
+
+TEST_CASE("glob: event-loop pool patterns", "[service]") {
+  CHECK(service::glob_match("reactor-http-nio-*", "reactor-http-nio-N"));
+  CHECK(service::glob_match("nioEventLoopGroup-?-*", "nioEventLoopGroup-2-N"));
+  CHECK_FALSE(service::glob_match("reactor-http-nio-*", "http-nio-8080-exec-N"));
+  CHECK(service::glob_match("*", ""));
+}
+
+TEST_CASE("target state: counters from real dumps; holders counted once their neighbour arrived", "[service]") {
+  const auto dumps = scenario_dumps("jdk17", "MonitorContention");
+  REQUIRE(dumps.size() == 3);
+  auto t = fed({dumps[0]});
+  auto m = t.take_metrics();
+  REQUIRE(m.latest);
+  CHECK(m.up);
+  CHECK(m.totals.samples["ok"] == 1);
+  CHECK(m.latest->threads_by_state["BLOCKED"] >= 1);
+  CHECK(m.totals.holder_resolution.empty());  // the first dump waits for its neighbour
+  std::uint64_t waits = 0;
+  for (const auto& [key, n] : m.totals.wait_observations) waits += n;
+  CHECK(waits >= 1);
+  CHECK(m.new_durations.size() == 1);
+  CHECK(t.take_metrics().new_durations.empty());
+
+  t.add_dump({sampling::Outcome::ok, dumps[1], {}, 2e9, 0.05, false, false, "attach"});
+  m = t.take_metrics();
+  std::uint64_t resolved = 0;
+  for (const auto& [result, n] : m.totals.holder_resolution) resolved += n;
+  CHECK(resolved == waits);
+  CHECK(!m.totals.holder_observations.empty());
+  for (const auto& [labels, n] : m.totals.holder_observations) CHECK(labels.kind == "monitor");
+  CHECK(m.ring_samples == 2);
+}
+
+TEST_CASE("target state: failures are counted by outcome and keep the last sample", "[service]") {
+  auto t = fed(scenario_dumps("jdk17", "LatchWait"));
+  t.add_dump({sampling::Outcome::timeout, {}, "no reply within 10 s", 3e9, 10, false, false, "attach"});
+  t.add_dump({sampling::Outcome::ok, "this is not a thread dump", {}, 3e9, 0.01, false, false, "attach"});
+  auto m = t.take_metrics();
+  CHECK_FALSE(m.up);
+  CHECK(m.totals.samples["timeout"] == 1);
+  CHECK(m.totals.samples["parse_error"] == 1);
+  CHECK(m.totals.samples["ok"] == 3);
+  CHECK(m.latest);
+  CHECK(t.last_outcome() == sampling::Outcome::parse_error);
+  CHECK(m.ring_samples == 3);
+}
+
+TEST_CASE("target state: hsperfdata counters and the contended-enter rate", "[service]") {
+  service::TargetState t("Shop", {});
+  sampling::JvmCounters c;
+  c.threads_live = 42, c.contended_lock_attempts = 1000, c.safepoint_time_ticks = 3'000'000'000, c.frequency = 1'000'000'000;
+  t.add_perf(c, 100.0);
+  CHECK_FALSE(t.contended_rate());
+  c.contended_lock_attempts = 6000;
+  t.add_perf(c, 102.0);
+  REQUIRE(t.contended_rate());
+  CHECK(*t.contended_rate() == Approx(2500.0));
+  const auto m = t.take_metrics();
+  CHECK(*m.perf.threads_live == 42);
+  CHECK(*m.perf.safepoint_seconds == Approx(3.0));
+  CHECK_FALSE(m.perf.parks);
+}
+
+TEST_CASE("incident trigger: BLOCKED threshold or contended-enter rate, off when zero", "[service][incident]") {
+  const auto t = fed(scenario_dumps("jdk17", "MonitorContention"));
+  REQUIRE(t.latest_blocked() >= 2);
+  service::IncidentPolicy p;
+  p.blocked_threshold = t.latest_blocked();
+  auto trigger = service::check_trigger(p, t, 5.0);
+  REQUIRE(trigger);
+  CHECK(trigger->reason == "blocked_threads");
+  CHECK(trigger->value == t.latest_blocked());
+  p.blocked_threshold = t.latest_blocked() + 1;
+  CHECK_FALSE(service::check_trigger(p, t, 5.0));
+  p.blocked_threshold = 0;
+  CHECK_FALSE(service::check_trigger(p, t, 5.0));
+  p.enabled = false, p.blocked_threshold = 1;
+  CHECK_FALSE(service::check_trigger(p, t, 5.0));
+}
+
+TEST_CASE("incident directory: every ring sample byte for byte, a summary, analyze-ready", "[service][incident]") {
+  const auto dumps = scenario_dumps("jdk17", "ShortHolds");
+  const auto t = fed(dumps);
+  service::IncidentPolicy p;
+  p.directory = fresh_dir("incident");
+  const auto written = service::write_incident(p, t, {"blocked_threads", 25, 20, 1'700'000'100});
+  REQUIRE(written.error.empty());
+  CHECK(written.path.filename().string() == "20231114T221500Z-Shop");
+  for (std::size_t i = 0; i < dumps.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "dump-%04zu.txt", i + 1);
+    CHECK(test::read_file(written.path / name) == dumps[i]);
+  }
+  const auto summary = test::read_file(written.path / "summary.json");
+  CHECK(summary.find("\"reason\":\"blocked_threads\"") != std::string::npos);
+  CHECK(summary.find("\"analysis\":{") != std::string::npos);
+  CHECK(summary.find("\"holders\"") != std::string::npos);
+  CHECK(written.bytes > 0);
+  fs::remove_all(p.directory);
+}
+
+TEST_CASE("incident budget: the oldest incidents go first, never the new one", "[service][incident]") {
+  const auto dir = fresh_dir("budget");
+  for (const auto* name : {"20240101T000000Z-A", "20240102T000000Z-A", "20240103T000000Z-A"}) {
+    fs::create_directories(dir / name);
+    test::write_file(dir / name / "dump-0001.txt", std::string(1000, 'x'));
+  }
+  const auto removed = service::enforce_budget(dir, 2500, dir / "20240101T000000Z-A");
+  REQUIRE(removed.size() == 1);
+  CHECK(removed[0].filename() == "20240102T000000Z-A");
+  CHECK(fs::exists(dir / "20240101T000000Z-A"));
+  CHECK(fs::exists(dir / "20240103T000000Z-A"));
+  fs::remove_all(dir);
+}
