@@ -73,7 +73,7 @@ bool is_host_name(std::string_view s) {
 std::optional<std::uint16_t> parse_port(std::string_view text) {
   unsigned value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size() || value == 0 || value > 65535)
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size() || value > 65535)
     return std::nullopt;
   return static_cast<std::uint16_t>(value);
 }
@@ -112,7 +112,7 @@ std::string listen_problem(std::string_view text) {
   const auto split = split_host_port(text);
   if (!split.ok) return "expected HOST:PORT " + std::string(example) + ", got '" + std::string(text) + "'";
   if (auto problem = host_problem(split.host, split.bracketed); !problem.empty()) return problem;
-  if (!parse_port(split.port)) return "the port must be a number from 1 to 65535, got '" + std::string(split.port) + "'";
+  if (!parse_port(split.port)) return "the port must be a number from 0 to 65535 (0: any free port), got '" + std::string(split.port) + "'";
   return "";
 }
 

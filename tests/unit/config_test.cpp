@@ -247,10 +247,10 @@ TEST_CASE("listen addresses: IPv4, bracketed IPv6, host names", "[config]") {
   REQUIRE(v6);
   CHECK(v6->host == "::1");
   CHECK(v6->port == 80);
-  for (std::string_view ok : {"localhost:1", "metrics.example.org:65535", "[2001:db8::7:1]:443",
+  for (std::string_view ok : {"localhost:1", "127.0.0.1:0", "metrics.example.org:65535", "[2001:db8::7:1]:443",
                               "[::ffff:10.0.0.1]:80", "[1:2:3:4:5:6:7:8]:80", "[::]:80"})
     CHECK(config::parse_listen(ok));
-  for (std::string_view bad : {":9465", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "1.2.3.256:80",
+  for (std::string_view bad : {":9465", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "1.2.3.256:80",
                                "1.2.3:80", "::1:9465", "[::1]9465", "[::1:80", "[1:2:3:4:5:6:7:8:9]:80",
                                "[1::2::3]:80", "[fe80::1%eth0]:80", "bad_host:80", "-host:80", "host:http"})
     CHECK_FALSE(config::parse_listen(bad));
@@ -326,7 +326,7 @@ TEST_CASE("config errors: regex, listen address, paths, cross-setting rules", "[
   CHECK(error_of("targets:\n  match: \"java(\"\n").starts_with(
       "2:10: targets.match: not a valid regular expression (ECMAScript): "));
   CHECK(error_of("listen: 127.0.0.1:99999\n") ==
-        "1:9: listen: the port must be a number from 1 to 65535, got '99999'");
+        "1:9: listen: the port must be a number from 0 to 65535 (0: any free port), got '99999'");
   CHECK(error_of("listen: \"::1:9465\"\n") == "1:9: listen: an IPv6 address goes in brackets: [::1]:9465");
   CHECK(error_of("listen: 9465\n") == "1:9: listen: expected HOST:PORT like 127.0.0.1:9465 or [::1]:9465, got '9465'");
   CHECK(error_of("listen: 300.1.1.1:80\n") == "1:9: listen: '300.1.1.1' is not an IPv4 address");
