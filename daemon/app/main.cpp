@@ -8,6 +8,7 @@
 #include "analyze_command.hpp"
 #include "check_config_command.hpp"
 #include "dump_command.hpp"
+#include "run_command.hpp"
 
 namespace {
 
@@ -22,6 +23,9 @@ constexpr std::string_view usage =
     "       [--locks] [--timeout DURATION]          (like jstack; attach is safe and ~100x cheaper)\n"
     "  check-config FILE                          check a YAML configuration file; every problem\n"
     "                                             as FILE:LINE:COL: message (docs/configuration.md)\n"
+    "  run [--config FILE] [--pid PID]...          the daemon: samples JVMs, serves /metrics and\n"
+    "      [--match REGEX] [--interval DURATION]    an API, keeps incident evidence\n"
+    "      [--listen HOST:PORT] [--ring-size N]\n"
     "  version                                    print the version\n"
     "\n"
     "Run 'lockwatch <command> --help' for the options of a command.\n";
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "analyze") return lockwatch::app::run_analyze(rest, std::cout, std::cerr);
   if (command == "dump") return lockwatch::app::run_dump(rest, std::cout, std::cerr);
   if (command == "check-config") return lockwatch::app::run_check_config(rest, std::cout, std::cerr);
+  if (command == "run") return lockwatch::app::run_daemon(rest, std::cout, std::cerr);
   if (command == "version" || command == "--version") {
     std::cout << "lockwatch " << LOCKWATCH_VERSION << "\n";
     return 0;

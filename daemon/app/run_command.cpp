@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "run_command.hpp"
+
+#include <charconv>
+#include <functional>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "lockwatch/config/load.hpp"
+#include "lockwatch/config/units.hpp"
+#include "lockwatch/service/daemon.hpp"
+#include "lockwatch/service/log.hpp"
+
+namespace lockwatch::app {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: lockwatch run [--config FILE] [--pid PID]... [--match REGEX] [--interval DURATION]\n"
+    "                     [--listen HOST:PORT] [--ring-size N] [--backend attach|jstack]\n"
+    "                     [--incident-dir DIR] [--log-level LEVEL]\n"
+    "  Samples the JVMs on this machine (or the given ones) and serves metrics and an API.\n"
+    "  Flags override the config file; with no PID, match or config every JVM is watched.\n"
+    "  SIGHUP reloads the config file; SIGTERM or SIGINT stops.\n";
+
+struct Flags {
+  std::string config_file;
+  std::vector<std::function<std::string(config::Config&)>> overrides;  // applied in order, after the file
+};
+
+template <class T>
+bool parse_number(std::string_view text, T& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && ptr == text.data() + text.size() && out > 0;
+}
+
+using Setter = std::function<std::string(config::Config&, const std::string&)>;
+
+const std::map<std::string_view, Setter>& setters() {
+  static const std::map<std::string_view, Setter> table{
+      {"--pid", [](config::Config& c, const std::string& v) -> std::string {
+         int pid = 0;
+         if (!parse_number(v, pid)) return "--pid takes a process id";
+         return c.targets.pids.push_back(pid), "";
+       }},
+      {"--match", [](config::Config& c, const std::string& v) { return c.targets.match = v, std::string(); }},
+      {"--interval", [](config::Config& c, const std::string& v) -> std::string {
+         const auto d = config::parse_duration(v);
+         if (!d || d->count() <= 0) return "--interval takes a duration like 200ms, 1s, 1m";
+         return c.interval = *d, "";
+       }},
+      {"--listen", [](config::Config& c, const std::string& v) { return c.listen = v, std::string(); }},
+      {"--ring-size", [](config::Config& c, const std::string& v) -> std::string {
+         return parse_number(v, c.ring.samples) ? "" : "--ring-size takes a number of samples";
+       }},
+      {"--backend", [](config::Config& c, const std::string& v) -> std::string {
+         const auto b = config::parse_backend(v);
+         return b ? (c.backend = *b, "") : "--backend takes attach or jstack";
+       }},
+      {"--incident-dir", [](config::Config& c, const std::string& v) { return c.incidents.directory = v, std::string(); }},
+      {"--log-level", [](config::Config& c, const std::string& v) -> std::string {
+         const auto l = config::parse_log_level(v);
+         return l ? (c.log.level = *l, "") : "--log-level takes trace, debug, info, warn, error or off";
+       }},
+  };
+  return table;
+}
+
+std::string parse_flags(std::span<const std::string_view> args, Flags& flags) {
+  bool pids_given = false;
+  for (std::size_t i = 0; i < args.size(); i += 2) {
+    const std::string name(args[i]);
+    if (i + 1 >= args.size()) return name + " needs a value";
+    const std::string value(args[i + 1]);
+    if (name == "--config") {
+      flags.config_file = value;
+      continue;
+    }
+    auto it = setters().find(name);
+    if (it == setters().end()) return "unknown option " + name;
+    if (name == "--pid" && !std::exchange(pids_given, true))  // the flags' pids replace the file's
+      flags.overrides.push_back([](config::Config& c) { return c.targets.pids.clear(), std::string(); });
+    config::Config scratch;  // a bad value is a usage error now, not a failed start later
+    if (auto e = it->second(scratch, value); !e.empty()) return e;
+    flags.overrides.push_back([set = it->second, value](config::Config& c) { return set(c, value); });
+  }
+  return "";
+}
+
+// The file (or the defaults), then the flags, then the checks: the same on start and on SIGHUP.
+std::optional<config::Config> effective(const Flags& flags, std::string& error) {
+  config::Config c;
+  if (!flags.config_file.empty()) {
+    auto loaded = config::load_config_file(flags.config_file);
+    for (const auto& e : loaded.errors) error += config::to_string(e) + "\n";
+    if (!loaded.ok()) return std::nullopt;
+    c = *loaded.config;
+  }
+  for (const auto& o : flags.overrides)
+    if (auto e = o(c); !e.empty()) return error = e + "\n", std::nullopt;
+  for (const auto& e : config::validate(c)) error += config::to_string(e) + "\n";
+  return error.empty() ? std::optional(c) : std::nullopt;
+}
+
+std::string metrics_url(const std::string& listen, std::uint16_t port) {
+  const auto address = config::parse_listen(listen);
+  std::string host = address ? address->host : "127.0.0.1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  if (host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";  // all interfaces: loopback works here
+  return "http://" + host + ":" + std::to_string(port) + "/metrics";
+}
+
+}  // namespace
+
+int run_daemon(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) return out << usage, 0;
+  Flags flags;
+  if (auto e = parse_flags(args, flags); !e.empty()) return err << "lockwatch run: " << e << "\n" << usage, 2;
+  std::string error;
+  auto config = effective(flags, error);
+  if (!config) return err << error, 1;
+  log::setup(static_cast<log::Level>(static_cast<int>(config->log.level)));
+  service::DaemonSettings settings{*config, [flags](std::string& e) { return effective(flags, e); }, LOCKWATCH_VERSION};
+  try {
+    service::Daemon daemon(std::move(settings));
+    daemon.start();
+    out << "lockwatch: metrics at " << metrics_url(config->listen, daemon.port()) << std::endl;
+    return daemon.run();
+  } catch (const std::exception& e) {
+    err << "lockwatch run: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace lockwatch::app

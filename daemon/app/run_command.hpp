@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// `lockwatch run`: the daemon, configured from a file and/or flags.
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string_view>
+
+namespace lockwatch::app {
+
+/// Runs until SIGTERM/SIGINT. Exit codes: 0 stopped cleanly, 1 could not start (bad
+/// config, address in use), 2 usage.
+int run_daemon(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+
+}  // namespace lockwatch::app

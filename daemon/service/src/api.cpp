@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The HTTP routes: metrics from the exporter's stored state, the API from each target's
+// state under its mutex (held by processing for one sample at most, never for a dump).
+#include <charconv>
+
+#include "daemon_impl.hpp"
+#include "lockwatch/report/analyze_report.hpp"
+#include "lockwatch/report/json_writer.hpp"
+
+namespace lockwatch::service {
+namespace {
+
+using http::Params;
+using http::Request;
+using http::Response;
+
+void write_target(report::JsonWriter& w, const Watched& t) {
+  w.begin_object().key("target").value(t.label).key("pid").value(static_cast<std::uint64_t>(t.jvm.id.pid));
+  w.key("start_time").value(t.jvm.id.start_time).key("cmdline").value(t.jvm.cmdline);
+  w.key("hsperfdata").value(t.jvm.perfdata_path);
+  const bool up = t.state.last_outcome() == sampling::Outcome::ok && t.state.ring().size() > 0;
+  w.key("up").value(up).key("last_outcome").value(sampling::to_string(t.state.last_outcome()));
+  w.key("last_error").value(t.state.last_error()).key("samples").value(static_cast<std::uint64_t>(t.state.ring().size()));
+  w.key("ring_bytes").value(t.state.ring().bytes()).end_object();
+}
+
+void write_sample(report::JsonWriter& w, const store::SampleInfo& s) {
+  w.begin_object().key("id").value(s.id).key("time").value(s.time).key("duration_seconds").value(s.duration);
+  w.key("source").value(s.source).key("locks").value(s.locks).key("burst").value(s.burst);
+  w.key("bytes").value(s.text_bytes).end_object();
+}
+
+std::optional<std::uint64_t> number(std::string_view text) {
+  std::uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc{} && ptr == text.data() + text.size() ? std::optional(v) : std::nullopt;
+}
+
+std::string contention_json(const TargetState& state) {
+  report::AnalyzeResult result;
+  result.inputs.push_back({state.label(), state.correlator().size(), {}});
+  result.dump_input.assign(state.correlator().size(), 0);
+  result.report = state.correlator().report();
+  return report::render_json(result);
+}
+
+}  // namespace
+
+void Daemon::Impl::add_routes() {
+  router.add("/metrics", [this](const Request&, const Params&) {
+    return Response{200, "text/plain; version=0.0.4; charset=utf-8", exporter.render()};
+  });
+  router.add("/healthz", [this](const Request&, const Params&) {
+    const auto age = std::chrono::steady_clock::now().time_since_epoch() - std::chrono::nanoseconds(worker_beat.load());
+    if (age > std::chrono::seconds(10)) return http::error_response(503, "processing thread stalled");
+    return http::text_response("ok\n");
+  });
+  router.add("/api/v1/targets", [this](const Request&, const Params&) {
+    report::JsonWriter w;
+    w.begin_array();
+    for (const auto& [key, t] : targets) {
+      std::lock_guard lock(t->mu);
+      write_target(w, *t);
+    }
+    return http::json_response(w.end_array().str());
+  });
+  auto with_target = [this](auto handler) {
+    return [this, handler](const Request& r, const Params& p) -> Response {
+      auto t = find(std::string_view(p.at("target")));
+      if (!t) return http::error_response(404, "no such target");
+      std::lock_guard lock(t->mu);
+      return handler(r, p, t->state);
+    };
+  };
+  router.add("/api/v1/targets/{target}/samples", with_target([](const Request&, const Params&, const TargetState& s) {
+    report::JsonWriter w;
+    w.begin_array();
+    for (const auto& info : s.ring().list()) write_sample(w, info);
+    return http::json_response(w.end_array().str());
+  }));
+  router.add("/api/v1/targets/{target}/samples/{id}", with_target([](const Request&, const Params& p, const TargetState& s) {
+    const auto id = number(p.at("id"));
+    auto text = id ? s.ring().text(*id) : std::nullopt;
+    return text ? http::text_response(std::move(*text)) : http::error_response(404, "no such sample (evicted, or never taken)");
+  }));
+  router.add("/api/v1/targets/{target}/contention", with_target([](const Request&, const Params&, const TargetState& s) {
+    return http::json_response(contention_json(s));
+  }));
+  router.add("/api/v1/targets/{target}/collapsed", with_target([](const Request& r, const Params&, const TargetState& s) {
+    const auto state = r.query.find("state");
+    const auto samples = r.query.find("samples");
+    const auto last = samples == r.query.end() ? std::optional<std::uint64_t>(0) : number(samples->second);
+    if (!last) return http::bad_request("samples takes a number");
+    return http::text_response(s.ring().collapsed(state == r.query.end() ? "" : state->second, *last));
+  }));
+}
+
+}  // namespace lockwatch::service

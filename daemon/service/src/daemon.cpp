@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon_impl.hpp"
+
+#include <csignal>
+#include <set>
+
+#include "lockwatch/sampling/attach_client.hpp"
+#include "lockwatch/sampling/jstack_source.hpp"
+#include "lockwatch/sampling/perfdata.hpp"
+#include "lockwatch/service/target_name.hpp"
+
+namespace lockwatch::service {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+double unix_of(std::chrono::system_clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+std::int64_t steady_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+http::ServerOptions server_options(const config::Config& c) {
+  http::ServerOptions o;
+  const auto listen = config::parse_listen(c.listen);
+  if (listen) o.host = listen->host, o.port = listen->port;
+  o.max_connections = c.http.max_connections;
+  o.request_timeout = c.http.request_timeout;
+  return o;
+}
+
+IncidentPolicy incident_policy(const config::IncidentSettings& s) {
+  return {s.enabled, s.directory, s.blocked_threshold, static_cast<double>(s.contended_enters_per_second),
+          s.burst_count, s.burst_interval, s.min_interval, s.max_bytes};
+}
+
+sampling::LocksPolicy locks_policy(const config::LockPolicy& p) {
+  using M = config::LockPolicy::Mode;
+  if (p.mode == M::every) return {sampling::LocksPolicy::Mode::every, p.every};
+  return {p.mode == M::on_demand ? sampling::LocksPolicy::Mode::on_demand : sampling::LocksPolicy::Mode::never, 0};
+}
+
+std::optional<std::regex> compile(const std::string& pattern) {
+  if (pattern.empty()) return std::nullopt;
+  return std::regex(pattern, std::regex::ECMAScript);
+}
+
+log::Level log_level(config::LogLevel l) { return static_cast<log::Level>(static_cast<int>(l)); }
+
+}  // namespace
+
+Daemon::Impl::Impl(DaemonSettings s)
+    : settings(std::move(s)),
+      config(settings.config),
+      incidents(incident_policy(config.incidents)),
+      exporter(exporter::ExporterOptions{config.analysis.top_k, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, settings.version}),
+      scheduler(io, {config.max_concurrent_dumps, 1s, 5min, 2s},
+                [this](const sampling::DumpRequest& r, std::function<void(sampling::DumpResult)> done) { backend(r, std::move(done)); },
+                {[this](sampling::TargetKey k) { on_tick(k); }, [this](sampling::DumpEvent e) { on_dump(std::move(e)); }}),
+      server(io, server_options(config), [this](const http::Request& r) { return router.handle(r); }),
+      match(compile(config.targets.match)) {
+  add_routes();
+}
+
+void Daemon::Impl::start() {
+  server.start();
+  signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
+  auto on_signal = std::make_shared<std::function<void(boost::system::error_code, int)>>();
+  *on_signal = [this, on_signal](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    if (signo == SIGHUP) reload();
+    else return log::info("stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}}), shutdown();
+    signals.async_wait(*on_signal);
+  };
+  signals.async_wait(*on_signal);
+  log::info("lockwatch started", {{"version", settings.version}, {"config", config::summary(config)}});
+  log::info("serving", {{"metrics", "http://" + server_options(config).host + ":" + std::to_string(server.port()) + "/metrics"}});
+  beat();
+  discover();
+}
+
+void Daemon::Impl::shutdown() {
+  if (std::exchange(stopping, true)) return;
+  scheduler.stop();
+  server.stop();
+  boost::system::error_code ignored;
+  signals.cancel(ignored);
+  rescan_timer.cancel();
+  beat_timer.cancel();
+}
+
+// Liveness of the daemon itself: the processing thread answers a post within a second.
+void Daemon::Impl::beat() {
+  asio::post(worker, [self = shared_from_this()] { self->worker_beat = steady_ns(); });
+  beat_timer.expires_after(1s);
+  beat_timer.async_wait([this](boost::system::error_code ec) {
+    if (!ec && !stopping) beat();
+  });
+}
+
+void Daemon::Impl::discover() {
+  const sampling::ProcFs proc(settings.proc_root);
+  std::vector<sampling::DiscoveredJvm> found;
+  if (!config.targets.pids.empty()) {
+    for (int pid : config.targets.pids)
+      if (auto jvm = sampling::discover_pid(proc, pid)) found.push_back(*jvm);
+      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", proc.cmdline(pid).value_or("")});
+  } else {
+    found = sampling::discover_jvms(proc, {match, {}});
+  }
+  std::set<sampling::TargetId> seen;
+  for (const auto& jvm : found) seen.insert(jvm.id);
+  for (auto it = targets.begin(); it != targets.end();) {
+    const auto key = (it++)->first;
+    if (!seen.count(targets[key]->jvm.id)) remove_target(key);
+  }
+  std::set<sampling::TargetId> known;
+  for (const auto& [key, w] : targets) known.insert(w->jvm.id);
+  for (const auto& jvm : found)
+    if (!known.count(jvm.id)) add_target(jvm);
+  rescan_timer.expires_after(config.targets.rescan);
+  rescan_timer.async_wait([this](boost::system::error_code ec) {
+    if (!ec && !stopping) discover();
+  });
+}
+
+void Daemon::Impl::add_target(const sampling::DiscoveredJvm& jvm) {
+  std::string label = target_label(jvm.cmdline);
+  std::set<std::string> used;
+  for (const auto& [key, w] : targets) used.insert(w->label);
+  for (int n = 2; used.count(label); ++n) label = target_label(jvm.cmdline) + "-" + std::to_string(n);
+  auto w = std::make_shared<Watched>(next_key++, jvm, label, target_settings());
+  targets.emplace(w->key, w);
+  scheduler.add(w->key, jvm.id.pid, schedule(), 0ms);
+  log::info("target added", {{"target", label}, {"pid", std::to_string(jvm.id.pid)}, {"cmdline", jvm.cmdline.substr(0, 200)}});
+}
+
+void Daemon::Impl::remove_target(sampling::TargetKey key) {
+  auto w = find(key);
+  if (!w) return;
+  scheduler.remove(key);
+  targets.erase(key);
+  log::info("target lost", {{"target", w->label}, {"pid", std::to_string(w->jvm.id.pid)}});
+  // After any of its dumps still queued for processing.
+  asio::post(worker, [self = shared_from_this(), w] { self->exporter.remove(w->label); });
+}
+
+void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done) {
+  if (config.backend == config::Backend::jstack) {
+    const auto path = config.jstack_path.empty() ? sampling::find_jstack() : config.jstack_path;
+    return sampling::async_jstack_dump(io, request, path, std::move(done));
+  }
+  sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(done));
+}
+
+// hsperfdata costs the JVM nothing: read on every tick, even while dumps back off.
+void Daemon::Impl::on_tick(sampling::TargetKey key) {
+  auto w = find(key);
+  if (!w || w->jvm.perfdata_path.empty()) return;
+  auto data = sampling::read_perfdata_file(w->jvm.perfdata_path);
+  if (!data) return;
+  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
+    std::lock_guard lock(w->mu);
+    w->state.add_perf(counters, now);
+    self->exporter.update(w->state.take_metrics());
+  });
+}
+
+void Daemon::Impl::on_dump(sampling::DumpEvent event) {
+  auto w = find(event.target);
+  if (!w) return;
+  const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
+  std::string source = config.backend == config::Backend::jstack ? "jstack" : "attach";
+  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, source = std::move(source)]() mutable {
+    self->process(w, std::move(event), missed, source);
+  });
+}
+
+void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
+                           const std::string& source) {
+  std::lock_guard lock(w->mu);
+  const auto& r = event.result;
+  w->state.add_dump({r.outcome, std::move(event.result.text), r.error, unix_of(event.started),
+                     std::chrono::duration<double>(r.elapsed).count(), event.locks, event.burst, source});
+  w->state.set_scheduler_counts(missed);
+  log_outcome(*w, event);
+  follow_incident(w, event);
+  exporter.update(w->state.take_metrics());
+}
+
+// State changes are logged once; a target that keeps failing, once a minute.
+void Daemon::Impl::log_outcome(Watched& w, const sampling::DumpEvent& event) {
+  const auto pid = std::to_string(w.jvm.id.pid);
+  if (w.state.last_outcome() == sampling::Outcome::ok) {
+    if (std::exchange(w.logged_failing, false)) log::info("sampling recovered", {{"target", w.label}, {"pid", pid}});
+    w.failure_log.reset();
+    return;
+  }
+  std::uint64_t suppressed = 0;
+  if (!w.failure_log.allow(std::chrono::steady_clock::now(), suppressed)) return;
+  w.logged_failing = true;
+  log::warn("sampling failed", {{"target", w.label}, {"pid", pid},
+                                {"outcome", std::string(sampling::to_string(w.state.last_outcome()))},
+                                {"error", w.state.last_error()}, {"suppressed", std::to_string(suppressed)},
+                                {"burst", event.burst ? "true" : "false"}});
+}
+
+void Daemon::Impl::follow_incident(const std::shared_ptr<Watched>& w, const sampling::DumpEvent& event) {
+  if (w->incident) {
+    if (event.burst && ++w->burst_received >= incidents.burst_count) finish_incident(*w);
+    return;
+  }
+  const double now = unix_now();
+  if (now - w->last_incident < std::chrono::duration<double>(incidents.min_interval).count()) return;
+  auto trigger = check_trigger(incidents, w->state, now);
+  if (!trigger) return;
+  w->incident = trigger, w->burst_received = 0, w->last_incident = now;
+  log::warn("incident triggered", {{"target", w->label}, {"reason", trigger->reason},
+                                   {"value", std::to_string(trigger->value)}, {"threshold", std::to_string(trigger->threshold)}});
+  asio::post(io, [self = shared_from_this(), w, count = incidents.burst_count, interval = incidents.burst_interval] {
+    if (self->config.locks.mode == config::LockPolicy::Mode::on_demand) self->scheduler.request_locks(w->key);
+    if (count > 0 && self->scheduler.burst(w->key, count, interval)) return;
+    asio::post(self->worker, [self, w] {  // no burst possible: keep what the ring has
+      std::lock_guard lock(w->mu);
+      self->finish_incident(*w);
+    });
+  });
+}
+
+void Daemon::Impl::finish_incident(Watched& w) {
+  if (!w.incident) return;
+  const auto written = write_incident(incidents, w.state, *w.incident);
+  w.incident.reset();
+  if (!written.error.empty()) return log::error("incident not written", {{"target", w.label}, {"error", written.error}});
+  w.state.count_incident();
+  log::warn("incident written", {{"target", w.label}, {"path", written.path.string()},
+                                 {"bytes", std::to_string(written.bytes)}, {"removed_for_budget", std::to_string(written.removed.size())}});
+}
+
+void Daemon::Impl::reload() {
+  std::string error;
+  auto next = settings.reload ? settings.reload(error) : std::nullopt;
+  if (!next) return log::error("config reload failed; keeping the running config", {{"error", error}});
+  apply(*next);
+  log::info("config reloaded", {{"config", config::summary(config)}});
+}
+
+void Daemon::Impl::apply(const config::Config& c) {
+  if (c.listen != config.listen) log::warn("listen address changes need a restart", {{"listen", config.listen}});
+  const auto keep_listen = config.listen;
+  config = c;
+  config.listen = keep_listen;
+  match = compile(config.targets.match);
+  log::set_level(log_level(config.log.level));
+  for (const auto& [key, w] : targets) scheduler.update(key, schedule());
+  asio::post(worker, [self = shared_from_this(), policy = incident_policy(config.incidents), settings = target_settings(),
+                      targets = targets] {
+    self->incidents = policy;
+    for (const auto& [key, w] : targets) {
+      std::lock_guard lock(w->mu);
+      w->state.apply(settings);
+    }
+  });
+  rescan_timer.cancel();  // the rescan restarts with the new filter and period
+  asio::post(io, [self = shared_from_this()] {
+    if (!self->stopping) self->discover();
+  });
+}
+
+TargetSettings Daemon::Impl::target_settings() const {
+  TargetSettings s;
+  s.ring = {config.ring.samples, config.ring.max_bytes};
+  s.correlator.stuck_samples = config.analysis.stuck_samples;
+  s.correlator.neighbour_window = config.analysis.neighbour_window;
+  s.event_loop_pools = config.analysis.event_loop_pools;
+  return s;
+}
+
+sampling::ScheduleOptions Daemon::Impl::schedule() const {
+  return {config.interval, config.timeout, locks_policy(config.locks)};
+}
+
+std::shared_ptr<Watched> Daemon::Impl::find(sampling::TargetKey key) const {
+  auto it = targets.find(key);
+  return it == targets.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Watched> Daemon::Impl::find(std::string_view label) const {
+  for (const auto& [key, w] : targets)
+    if (w->label == label) return w;
+  return nullptr;
+}
+
+Daemon::Daemon(DaemonSettings settings) : impl_(std::make_shared<Impl>(std::move(settings))) {
+  log::set_level(log_level(impl_->config.log.level));
+}
+
+Daemon::~Daemon() {
+  impl_->shutdown();
+  impl_->worker.join();
+}
+
+void Daemon::start() { impl_->start(); }
+
+int Daemon::run() {
+  impl_->io.run();
+  impl_->worker.join();
+  log::info("stopped");
+  return 0;
+}
+
+void Daemon::stop() {
+  asio::post(impl_->io, [impl = impl_] { impl->shutdown(); });
+}
+
+std::uint16_t Daemon::port() const { return impl_->server.port(); }
+
+}  // namespace lockwatch::service

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The daemon's parts and which thread owns what: the io thread owns the target map,
+// the scheduler and the HTTP server; the processing thread owns each target's state
+// (under the target's mutex, which API requests also take).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/http/router.hpp"
+#include "lockwatch/http/server.hpp"
+#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/sampling/discovery.hpp"
+#include "lockwatch/sampling/scheduler.hpp"
+#include "lockwatch/service/daemon.hpp"
+#include "lockwatch/service/incident.hpp"
+#include "lockwatch/service/log.hpp"
+#include "lockwatch/service/target_state.hpp"
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+namespace lockwatch::service {
+
+struct Watched {
+  Watched(sampling::TargetKey k, sampling::DiscoveredJvm j, const std::string& label_, TargetSettings settings)
+      : key(k), jvm(std::move(j)), label(label_), state(label_, std::move(settings)) {}
+  const sampling::TargetKey key;
+  const sampling::DiscoveredJvm jvm;
+  const std::string label;   // read by the io thread without the mutex
+  std::mutex mu;             // guards everything below
+  TargetState state;
+  std::optional<Trigger> incident;  // a burst is running for it
+  std::uint32_t burst_received = 0;
+  double last_incident = -1e18;
+  log::RateLimit failure_log{std::chrono::minutes(1)};
+  bool logged_failing = false;
+};
+
+struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
+  explicit Impl(DaemonSettings s);
+
+  // daemon.cpp
+  void start();
+  void shutdown();
+  void discover();
+  void add_target(const sampling::DiscoveredJvm& jvm);
+  void remove_target(sampling::TargetKey key);
+  void on_tick(sampling::TargetKey key);
+  void on_dump(sampling::DumpEvent event);
+  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, const std::string& source);
+  void log_outcome(Watched& w, const sampling::DumpEvent& event);
+  void follow_incident(const std::shared_ptr<Watched>& w, const sampling::DumpEvent& event);
+  void finish_incident(Watched& w);
+  void reload();
+  void apply(const config::Config& c);
+  void beat();
+  TargetSettings target_settings() const;
+  sampling::ScheduleOptions schedule() const;
+  void backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done);
+  std::shared_ptr<Watched> find(sampling::TargetKey key) const;
+  std::shared_ptr<Watched> find(std::string_view label) const;
+
+  // api.cpp
+  void add_routes();
+
+  DaemonSettings settings;
+  config::Config config;        // io thread
+  IncidentPolicy incidents;     // processing thread (set through it)
+  boost::asio::io_context io;
+  boost::asio::thread_pool worker{1};
+  exporter::Exporter exporter;
+  sampling::Scheduler scheduler;
+  http::Router router;
+  http::Server server;
+  boost::asio::signal_set signals{io};
+  boost::asio::steady_timer rescan_timer{io};
+  boost::asio::steady_timer beat_timer{io};
+  std::optional<std::regex> match;
+  std::map<sampling::TargetKey, std::shared_ptr<Watched>> targets;   // io thread
+  sampling::TargetKey next_key = 1;
+  std::atomic<std::int64_t> worker_beat{0};  // steady-clock ns of the processing thread's last heartbeat
+  bool stopping = false;
+};
+
+}  // namespace lockwatch::service

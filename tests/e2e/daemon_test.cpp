@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// `lockwatch run` end to end: the real binary sampling real JVMs, checked through its
+// HTTP endpoints, its exit codes and the files it writes.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "http_get.hpp"
+#include "process.hpp"
+#include "test_support.hpp"
+
+using namespace lockwatch;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path classes() { return fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk17"; }
+
+std::unique_ptr<test::Child> start_jvm(const std::string& main_class, std::vector<std::string> flags = {}) {
+  std::vector<std::string> argv{fs::path(LOCKWATCH_JDK17_HOME) / "bin" / "java", "-Xmx64m"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-cp", classes().string(), main_class, "300"});
+  auto jvm = std::make_unique<test::Child>(argv);
+  REQUIRE(jvm->wait_for_line("READY", 60s));
+  return jvm;
+}
+
+fs::path scratch(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("lockwatch-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct Daemon {
+  std::unique_ptr<test::Child> proc;
+  std::uint16_t port = 0;
+
+  explicit Daemon(std::vector<std::string> args) {
+    args.insert(args.begin(), {LOCKWATCH_BINARY, "run", "--listen", "127.0.0.1:0"});
+    proc = std::make_unique<test::Child>(args);
+    REQUIRE(proc->wait_for_line("/metrics", 30s));
+    std::smatch m;
+    const std::string out = proc->output();
+    REQUIRE(std::regex_search(out, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/metrics)")));
+    port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
+  test::HttpReply get(const std::string& path) const { return test::http_get(port, path); }
+  std::string metrics() const { return get("/metrics").body; }
+};
+
+/// The sum of every series of `name` whose labels include all of `labels` (nothing when none).
+std::optional<double> metric(const std::string& text, const std::string& name, std::vector<std::string> labels = {}) {
+  std::optional<double> sum;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(name + "{") && !line.starts_with(name + " ")) continue;
+    bool all = true;
+    for (const auto& l : labels) all = all && line.find(l) != std::string::npos;
+    if (all) sum = sum.value_or(0) + std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+bool eventually(const std::function<bool()>& ok, std::chrono::seconds timeout = 30s) {
+  for (const auto deadline = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < deadline;) {
+    if (ok()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return ok();
+}
+
+std::string target(const std::string& name) { return "target=\"" + name + "\""; }
+
+void check_promtool(const std::string& scrape) {
+  if (test::run_command({"sh", "-c", "command -v promtool"}, 10s).exit_code != 0) {
+    if (std::getenv("CI")) FAIL("promtool is missing (Debian package prometheus)");
+    WARN("SKIPPED promtool check: promtool not installed");
+    return;
+  }
+  const auto file = scratch("scrape") / "metrics.prom";
+  test::write_file(file, scrape);
+  const auto r = test::run_command({"promtool", "check", "metrics"}, 30s, file.string());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("run: monitor contention - lock, waiting site and holder in the scrape and the API", "[e2e][jvm]") {
+  auto jvm = start_jvm("MonitorContention");
+  const auto dir = scratch("contention");
+  Daemon d({"--pid", std::to_string(jvm->pid()), "--interval", "200ms", "--incident-dir", dir.string()});
+  REQUIRE(eventually([&] { return metric(d.metrics(), "lockwatch_samples_total", {"result=\"ok\""}).value_or(0) >= 3; }));
+  const auto m = d.metrics();
+  INFO(m);
+  const auto t = target("MonitorContention");
+  CHECK(metric(m, "lockwatch_threads", {t, "state=\"BLOCKED\""}).value_or(0) >= 5);
+  CHECK(metric(m, "lockwatch_lock_waiters", {t, "kind=\"monitor\"", "lock_class=\"Inventory\"", "site=\"Inventory.reserve\""}).value_or(0) >= 5);
+  CHECK(metric(m, "lockwatch_lock_wait_observations_total", {t, "lock_class=\"Inventory\""}).value_or(0) >= 10);
+  CHECK(metric(m, "lockwatch_lock_holder_observations_total", {t, "lock_class=\"Inventory\"", "holder_site=\"Inventory.reserve\""}).value_or(0) >= 1);
+  CHECK(metric(m, "lockwatch_holder_resolution_total", {t, "result=\"same_dump\""}).value_or(0) >= 1);
+  CHECK(metric(m, "lockwatch_pool_threads", {t, "pool=\"http-nio-8080-exec-N\"", "state=\"BLOCKED\""}).value_or(0) >= 5);
+  CHECK(metric(m, "lockwatch_target_up", {t}) == 1);
+  CHECK(metric(m, "lockwatch_jvm_threads_live", {t}).value_or(0) >= 10);  // from hsperfdata
+  CHECK(metric(m, "lockwatch_sample_duration_seconds_count", {t}).value_or(0) >= 3);
+  CHECK(m.find(std::to_string(jvm->pid())) == std::string::npos);  // never a pid as a label
+  check_promtool(m);
+
+  const auto targets = d.get("/api/v1/targets");
+  CHECK(targets.status == 200);
+  CHECK(targets.body.find("\"target\":\"MonitorContention\"") != std::string::npos);
+  const auto samples = d.get("/api/v1/targets/MonitorContention/samples");
+  std::smatch id;
+  REQUIRE(std::regex_search(samples.body, id, std::regex(R"("id":(\d+))")));
+  const auto text = d.get("/api/v1/targets/MonitorContention/samples/" + id[1].str());
+  CHECK(text.status == 200);
+  CHECK(text.body.find("Full thread dump") != std::string::npos);
+  CHECK(d.get("/api/v1/targets/MonitorContention/contention").body.find("\"site\":\"Inventory.reserve\"") != std::string::npos);
+  CHECK(d.get("/api/v1/targets/MonitorContention/collapsed?state=BLOCKED").body.find("Inventory.reserve") != std::string::npos);
+  CHECK(d.get("/healthz").status == 200);
+  CHECK(d.get("/api/v1/targets/nope/samples").status == 404);
+  CHECK(d.get("/api/v1/targets/MonitorContention/samples/999999").status == 404);
+}
+
+TEST_CASE("run: very short holds - holders found across neighbouring samples", "[e2e][jvm]") {
+  auto jvm = start_jvm("ShortHolds");
+  Daemon d({"--pid", std::to_string(jvm->pid()), "--interval", "100ms", "--incident-dir", scratch("short").string()});
+  const auto t = target("ShortHolds");
+  REQUIRE(eventually([&] {
+    return metric(d.metrics(), "lockwatch_lock_holder_observations_total", {t, "lock_class=\"TokenSigner\"", "holder_site=\"TokenSigner.sign\""}).value_or(0) >= 1;
+  }, 60s));
+  const auto m = d.metrics();
+  INFO(m);
+  CHECK(metric(m, "lockwatch_lock_wait_observations_total", {t, "lock_class=\"TokenSigner\"", "site=\"TokenSigner.sign\""}).value_or(0) >= 1);
+  const auto resolved = metric(m, "lockwatch_holder_resolution_total", {t}).value_or(0);
+  const auto waits = metric(m, "lockwatch_lock_wait_observations_total", {t}).value_or(0);
+  CHECK(resolved >= 1);
+  CHECK(resolved <= waits);  // each wait resolved once, the newest not yet
+}
+
+TEST_CASE("run: a ReentrantLock pool - owners with the -l policy from the config file", "[e2e][jvm]") {
+  auto jvm = start_jvm("ReentrantLockPool");
+  const auto dir = scratch("pool");
+  test::write_file(dir / "lockwatch.yaml", "interval: 300ms\nlocks:\n  every: 1\nincidents:\n  enabled: false\n");
+  Daemon d({"--config", (dir / "lockwatch.yaml").string(), "--pid", std::to_string(jvm->pid())});
+  const auto t = target("ReentrantLockPool");
+  const std::string cls = "lock_class=\"java.util.concurrent.locks.ReentrantLock$NonfairSync\"";
+  REQUIRE(eventually([&] {
+    return metric(d.metrics(), "lockwatch_lock_holder_observations_total", {t, cls, "holder_site=\"ConnectionPool.createConnection\""}).value_or(0) >= 1;
+  }));
+  CHECK(metric(d.metrics(), "lockwatch_lock_waiters", {t, "kind=\"park\"", cls, "site=\"ConnectionPool.borrow\""}).value_or(0) >= 4);
+}
+
+TEST_CASE("run: a monitor deadlock is a gauge", "[e2e][jvm]") {
+  auto jvm = start_jvm("MonitorDeadlock");
+  Daemon d({"--pid", std::to_string(jvm->pid()), "--interval", "200ms", "--incident-dir", scratch("deadlock").string()});
+  REQUIRE(eventually([&] { return metric(d.metrics(), "lockwatch_deadlocked_threads", {target("MonitorDeadlock")}).value_or(0) >= 2; }));
+}
+
+TEST_CASE("run: a spike writes an incident that analyze reads", "[e2e][jvm][incident]") {
+  auto jvm = start_jvm("MonitorContention");
+  const auto dir = scratch("incident");
+  test::write_file(dir / "lockwatch.yaml",
+                   "interval: 300ms\nincidents:\n  directory: " + (dir / "incidents").string() +
+                       "\n  blocked_threshold: 3\n  burst_count: 4\n  burst_interval: 100ms\n");
+  Daemon d({"--config", (dir / "lockwatch.yaml").string(), "--pid", std::to_string(jvm->pid())});
+  REQUIRE(eventually([&] { return metric(d.metrics(), "lockwatch_incidents_total", {target("MonitorContention")}).value_or(0) >= 1; }));
+  const auto incidents = test::files_below(dir / "incidents");
+  std::size_t dumps = 0;
+  fs::path summary;
+  for (const auto& f : incidents) {
+    if (f.filename() == "summary.json") summary = f;
+    dumps += f.filename().string().starts_with("dump-") ? 1u : 0u;
+  }
+  REQUIRE(!summary.empty());
+  CHECK(dumps >= 5);  // the sample that triggered it and the burst
+  const auto json = test::read_file(summary);
+  CHECK(json.find("\"reason\":\"blocked_threads\"") != std::string::npos);
+  CHECK(json.find("\"burst\":true") != std::string::npos);
+  const auto analyzed = test::run_command({LOCKWATCH_BINARY, "analyze", summary.parent_path().string()}, 60s);
+  INFO(analyzed.err);
+  CHECK(analyzed.exit_code == 0);
+  CHECK(analyzed.out.find("Inventory.reserve") != std::string::npos);
+  std::this_thread::sleep_for(1s);  // rate limit: still one incident
+  CHECK(metric(d.metrics(), "lockwatch_incidents_total", {target("MonitorContention")}) == 1);
+}
+
+TEST_CASE("run: SIGHUP reloads the config; a broken file is refused and the daemon keeps going", "[e2e][jvm]") {
+  auto jvm = start_jvm("MonitorContention");
+  const auto dir = scratch("reload");
+  const auto config = dir / "lockwatch.yaml";
+  const std::string base = "interval: 200ms\nincidents:\n  directory: " + (dir / "incidents").string() + "\n  burst_count: 2\n";
+  test::write_file(config, base + "  blocked_threshold: 0\n");
+  Daemon d({"--config", config.string(), "--pid", std::to_string(jvm->pid())});
+  REQUIRE(eventually([&] { return metric(d.metrics(), "lockwatch_samples_total", {"result=\"ok\""}).value_or(0) >= 3; }));
+  CHECK(metric(d.metrics(), "lockwatch_incidents_total").value_or(0) == 0);
+  test::write_file(config, "interval: [broken\n");
+  ::kill(d.proc->pid(), SIGHUP);
+  std::this_thread::sleep_for(1s);
+  CHECK(d.get("/healthz").status == 200);
+  test::write_file(config, base + "  blocked_threshold: 3\n");
+  ::kill(d.proc->pid(), SIGHUP);
+  CHECK(eventually([&] { return metric(d.metrics(), "lockwatch_incidents_total").value_or(0) >= 1; }));
+}
+
+TEST_CASE("run: a bad config names file, line and column and the daemon does not start", "[e2e]") {
+  const auto dir = scratch("badconfig");
+  test::write_file(dir / "bad.yaml", "interval: 1s\nring:\n  samples: lots\n");
+  const auto r = test::run_command({LOCKWATCH_BINARY, "run", "--config", (dir / "bad.yaml").string()}, 30s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("bad.yaml:3:12:") != std::string::npos);
+  const auto usage = test::run_command({LOCKWATCH_BINARY, "run", "--interval", "soon"}, 30s);
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.find("--interval") != std::string::npos);
+}
+
+TEST_CASE("run: a JVM that refuses attach is a labelled failure; a JVM that exits is dropped", "[e2e][jvm]") {
+  auto refusing = start_jvm("MonitorContention", {"-XX:+DisableAttachMechanism"});
+  auto leaving = start_jvm("LatchWait");
+  const auto dir = scratch("failing");
+  test::write_file(dir / "lockwatch.yaml", "interval: 200ms\ntargets:\n  rescan: 500ms\nincidents:\n  enabled: false\n");
+  Daemon d({"--config", (dir / "lockwatch.yaml").string(), "--pid", std::to_string(refusing->pid()), "--pid",
+            std::to_string(leaving->pid())});
+  REQUIRE(eventually([&] {
+    const auto m = d.metrics();
+    return metric(m, "lockwatch_samples_total", {target("MonitorContention"), "result=\"attach_refused\""}).value_or(0) >= 1 &&
+           metric(m, "lockwatch_samples_total", {target("LatchWait"), "result=\"ok\""}).value_or(0) >= 1;
+  }));
+  CHECK(metric(d.metrics(), "lockwatch_target_up", {target("MonitorContention")}) == 0);
+  CHECK(refusing->output().find("Full thread dump") == std::string::npos);  // never signalled into a dump
+  leaving.reset();  // killed and reaped
+  REQUIRE(eventually([&] { return d.metrics().find(target("LatchWait")) == std::string::npos; }));
+  CHECK(d.get("/api/v1/targets").body.find("LatchWait") == std::string::npos);
+  CHECK(d.get("/healthz").status == 200);
+}
