@@ -2,6 +2,7 @@
 #include "daemon_impl.hpp"
 
 #include <csignal>
+#include <cstdio>
 #include <set>
 
 #include "lockwatch/sampling/attach_client.hpp"
@@ -14,6 +15,12 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 double unix_of(std::chrono::system_clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
@@ -215,7 +222,7 @@ void Daemon::Impl::follow_incident(const std::shared_ptr<Watched>& w, const samp
   if (!trigger) return;
   w->incident = trigger, w->burst_received = 0, w->last_incident = now;
   log::warn("incident triggered", {{"target", w->label}, {"reason", trigger->reason},
-                                   {"value", std::to_string(trigger->value)}, {"threshold", std::to_string(trigger->threshold)}});
+                                   {"value", num(trigger->value)}, {"threshold", num(trigger->threshold)}});
   asio::post(io, [self = shared_from_this(), w, count = incidents.burst_count, interval = incidents.burst_interval] {
     if (self->config.locks.mode == config::LockPolicy::Mode::on_demand) self->scheduler.request_locks(w->key);
     if (count > 0 && self->scheduler.burst(w->key, count, interval)) return;
@@ -246,6 +253,8 @@ void Daemon::Impl::reload() {
 
 void Daemon::Impl::apply(const config::Config& c) {
   if (c.listen != config.listen) log::warn("listen address changes need a restart", {{"listen", config.listen}});
+  if (c.max_concurrent_dumps != config.max_concurrent_dumps)
+    log::warn("max_concurrent_dumps changes need a restart", {{"max_concurrent_dumps", std::to_string(config.max_concurrent_dumps)}});
   const auto keep_listen = config.listen;
   config = c;
   config.listen = keep_listen;
