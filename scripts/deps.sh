@@ -9,6 +9,7 @@ packages=(
   libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev                    # daemon (export, config, logs)
   catch2 libbenchmark-dev                                             # tests and benchmarks
   prometheus                                                          # promtool: checks the exposition
+  curl                                                                # bench scripts read /metrics
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack
 )

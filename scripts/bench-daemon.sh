@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The daemon's own costs on a 1000-thread JVM (bench/java/ThousandThreads.java, 100 of its
+# threads changing their stacks all the time), sampled at 10 Hz until the ring holds 600 dumps:
+#   - RSS of the whole daemon with the full ring, against the raw text it holds;
+#   - CPU per sample, against the JVM's own safepoint time per dump (hsperfdata);
+#   - /metrics latency at 50 req/s while sampling, against /healthz on the same server.
+# Shared, noisy machines: the figures that matter are the ratios measured in this one run.
+#
+#   scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--seconds S]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+threads=1000 samples=600 churning=100 seconds=20
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --churning) churning=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    *) echo "usage: scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--seconds S]" >&2; exit 2 ;;
+  esac
+done
+
+scripts/deps.sh >/dev/null
+cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKWATCH_BUILD_TESTS=OFF -DLOCKWATCH_BUILD_BENCH=ON >/dev/null
+cmake --build build/bench --target lockwatch http_load >/dev/null
+lockwatch=build/bench/daemon/app/lockwatch
+load=build/bench/bench/http_load
+work=$(mktemp -d /tmp/lockwatch-bench-daemon.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+javac -d "$work" bench/java/ThousandThreads.java
+java -Xss512k -Xmx256m -cp "$work" ThousandThreads "$threads" 0 3600 "$churning" >"$work/jvm.out" 2>&1 &
+jvm=$!
+pids+=("$jvm")
+for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
+grep -qx READY "$work/jvm.out" || { echo "the JVM did not start" >&2; exit 1; }
+
+cat >"$work/lockwatch.yaml" <<EOF
+interval: 100ms
+ring:
+  samples: $samples
+  max_bytes: 1GiB   # the count bound alone: measure what $samples dumps really cost
+incidents:
+  enabled: false
+log:
+  level: warn
+EOF
+"$lockwatch" run --config "$work/lockwatch.yaml" --pid "$jvm" --listen 127.0.0.1:0 >"$work/lockwatch.out" &
+daemon=$!
+pids+=("$daemon")
+for _ in $(seq 100); do grep -q /metrics "$work/lockwatch.out" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*/metrics' "$work/lockwatch.out")
+base=${url%/metrics}
+
+metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+echo "waiting for the ring to hold $samples dumps of $threads (+$churning churning) threads at 10 Hz..."
+cpu0=$(cpu_ticks "$daemon"); ok0=$(metric 'lockwatch_samples_total{result="ok"')
+safepoint0=$(metric lockwatch_jvm_safepoint_seconds_total)
+while [ "$(metric lockwatch_ring_samples)" -lt "$samples" ]; do sleep 2; done
+cpu1=$(cpu_ticks "$daemon"); ok1=$(metric 'lockwatch_samples_total{result="ok"')
+safepoint1=$(metric lockwatch_jvm_safepoint_seconds_total)
+
+rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
+ring=$(metric lockwatch_ring_bytes)
+raw=$(curl -s "$base/api/v1/targets/ThousandThreads/samples" | grep -o '"bytes":[0-9]*' | awk -F: '{ s += $2 } END { print s }')
+missed=$(metric lockwatch_missed_ticks_total)
+
+echo "/metrics under load ($seconds s at 50 req/s), then /healthz the same way..."
+"$load" --url "$url" --rate 50 --seconds "$seconds" >"$work/metrics.txt"
+"$load" --url "$base/healthz" --rate 50 --seconds "$seconds" >"$work/healthz.txt"
+# "latency ms  p50 X  p90 Y  p99 Z  max W"
+p() { awk -v k="$2" '$1 == "latency" { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"; }
+
+awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
+    -v cpu=$((cpu1 - cpu0)) -v hz="$hz" -v ok=$((ok1 - ok0)) -v sp0="$safepoint0" -v sp1="$safepoint1" -v missed="$missed" \
+    -v m50="$(p "$work/metrics.txt" p50)" -v m99="$(p "$work/metrics.txt" p99)" \
+    -v h50="$(p "$work/healthz.txt" p50)" -v h99="$(p "$work/healthz.txt" p99)" 'BEGIN {
+  printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
+  printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
+  cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
+  printf "cpu:      %.2f ms of daemon CPU per sample (%d samples, %d missed ticks); JVM safepoint %.2f ms per dump (ratio %.2f)\n", cpu_ms, ok, missed, pause_ms, cpu_ms / pause_ms
+  printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling at 10 Hz (goal p99 <= 5 ms)\n", m50, m99
+  printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p99 is %.1fx\n", h50, h99, m99 / h99
+}'
