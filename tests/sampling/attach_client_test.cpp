@@ -206,6 +206,7 @@ TEST_CASE("attach: a JVM that dies during the dump is target_gone, promptly", "[
   boost::asio::steady_timer kill_timer(io, 300ms);
   kill_timer.async_wait([pid = jvm->pid()](boost::system::error_code) { ::kill(pid, SIGKILL); });
   io.run();
+  INFO(result.error);
   CHECK(result.outcome == Outcome::target_gone);
   CHECK(result.error.find("exited during the dump") != std::string::npos);
   CHECK(result.elapsed < 5s);

@@ -134,23 +134,33 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       self->bytes_ += n;
       self->text_.append(self->reply_.feed({self->buffer_.data(), n}));
       if (ec == asio::error::eof) return self->end_of_reply();
-      if (ec && !self->proc_.exists(self->target_.pid)) return self->finish_gone();
-      if (ec) return self->finish(self->bytes_ == 0 ? Outcome::attach_refused : Outcome::io_error,
-                                  "reading the reply: " + ec.message() + (self->bytes_ == 0 ? self->credentials_hint() : ""));
+      if (ec) return self->unless_gone(self->bytes_ == 0 ? Outcome::attach_refused : Outcome::io_error,
+                                       "reading the reply: " + ec.message() + (self->bytes_ == 0 ? self->credentials_hint() : ""));
       self->read();
     });
   }
 
-  // A JVM that dies mid-dump closes the socket like one that refuses us: ask /proc first.
   void end_of_reply() {
-    if (!proc_.exists(target_.pid)) return finish_gone();
     if (bytes_ == 0)
-      return finish(Outcome::attach_refused, "the JVM closed the connection without a reply" + credentials_hint());
+      return unless_gone(Outcome::attach_refused, "the JVM closed the connection without a reply" + credentials_hint());
+    if (!proc_.exists(target_.pid)) return finish_gone();
     if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
     if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.substr(0, 200));
     if (text_.find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
     finish(Outcome::ok, {});
+  }
+
+  // A JVM that dies mid-dump closes the socket like one that refuses us, and the kernel
+  // closes its files before /proc shows it gone: look again shortly before blaming attach.
+  void unless_gone(Outcome outcome, std::string error) {
+    if (!proc_.exists(target_.pid)) return finish_gone();
+    poll_.expires_after(std::chrono::milliseconds(200));
+    poll_.async_wait([self = shared_from_this(), outcome, error = std::move(error)](error_code ec) mutable {
+      if (self->finished_) return;
+      if (!ec && !self->proc_.exists(self->target_.pid)) return self->finish_gone();
+      self->finish(outcome, std::move(error));
+    });
   }
 
   void finish_gone() {
