@@ -48,12 +48,17 @@ void Router::add(std::string pattern, Handler handler) {
     if (capture && !names.emplace(part).second) bad_pattern(pattern, "a capture name is used twice");
     route.segments.push_back({std::string(part), capture});
   }
-  for (const auto& other : routes_) {
-    const auto same_shape = [](const Segment& a, const Segment& b) { return a.capture == b.capture && (a.capture || a.text == b.text); };
-    if (std::equal(other.segments.begin(), other.segments.end(), route.segments.begin(), route.segments.end(), same_shape))
-      bad_pattern(pattern, ("the same paths as '" + other.pattern + "'").c_str());
-  }
+  if (const auto* other = same_paths(route)) bad_pattern(pattern, ("the same paths as '" + other->pattern + "'").c_str());
   routes_.push_back(std::move(route));
+}
+
+// Two patterns that differ only in capture names would make the choice between them arbitrary.
+const Router::Route* Router::same_paths(const Route& route) const {
+  const auto same = [](const Segment& a, const Segment& b) { return a.capture == b.capture && (a.capture || a.text == b.text); };
+  for (const auto& other : routes_)
+    if (std::equal(other.segments.begin(), other.segments.end(), route.segments.begin(), route.segments.end(), same))
+      return &other;
+  return nullptr;
 }
 
 const Router::Route* Router::match(const std::vector<std::string_view>& parts, Params& params) const {

@@ -39,6 +39,7 @@ class Router {
     Handler handler;
   };
 
+  const Route* same_paths(const Route& route) const;
   const Route* match(const std::vector<std::string_view>& parts, Params& params) const;
 
   std::vector<Route> routes_;
