@@ -52,21 +52,48 @@ void ResolutionCounts::add(Resolution r) noexcept {
   (r == Resolution::same_dump ? same_dump : r == Resolution::correlated ? correlated : unresolved) += 1;
 }
 
+Correlator::Id Correlator::Tables::name(std::string_view text) {
+  auto it = name_ids.find(text);
+  if (it != name_ids.end()) return it->second;
+  const auto view = strings.intern(text);
+  names.push_back(view);
+  return name_ids.emplace(view, static_cast<Id>(names.size() - 1)).first->second;
+}
+
+Correlator::Id Correlator::Tables::key(LockKind kind, std::string_view lock_class, std::string_view site) {
+  Key k{kind, names[name(lock_class)], names[name(site)]};
+  auto [it, added] = key_ids.try_emplace(k, static_cast<Id>(keys.size()));
+  if (added) keys.push_back(k);
+  return it->second;
+}
+
+Correlator::Id Correlator::Tables::holder(std::string_view thread, std::string_view site, std::string_view busy_at) {
+  HolderRef h{names[name(thread)], names[name(site)], names[name(busy_at)]};
+  auto [it, added] = holder_ids.try_emplace(h, static_cast<Id>(holders.size()));
+  if (added) holders.push_back(h);
+  return it->second;
+}
+
+namespace {
+
+std::uint32_t small_id(const std::optional<std::uint64_t>& id) {
+  return id && *id < 0xFFFF'FFFFu ? static_cast<std::uint32_t>(*id) : 0xFFFF'FFFFu;
+}
+
+}  // namespace
+
 void Correlator::add(const model::ThreadDump& dump, double time_s) {
   const LockGraph g = build_lock_graph(dump);
   Sample s;
   s.summary = summarize(dump, g, time_s);
-  auto holder_of = [&](const Held& h) {
-    return HolderRef{strings_.intern(dump.threads[h.thread].name), strings_.intern(h.site), strings_.intern(h.busy_at)};
-  };
+  auto holder_id = [&](const Held& h) { return tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at); };
   s.held.reserve(g.held.size());
-  for (const auto& h : g.held) s.held.push_back({h.kind, h.address, strings_.intern(h.lock_class), holder_of(h)});
+  for (const auto& h : g.held) s.held.push_back({h.address, tables_.name(h.lock_class), holder_id(h), h.kind});
+  s.waits.reserve(g.waits.size());
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    Observation o{{w.kind, strings_.intern(w.lock_class), strings_.intern(w.site)}, w.address,
-                  strings_.intern(t.name), t.java_id, {}};
-    if (w.held) o.holder = holder_of(g.held[*w.held]);
-    s.waits.push_back(o);
+    s.waits.push_back({w.address.value_or(0), tables_.key(w.kind, w.lock_class, w.site), tables_.name(t.name),
+                       w.held ? holder_id(g.held[*w.held]) : none, small_id(t.java_id)});
   }
   samples_.push_back(std::move(s));
   if (options_.max_samples == 0) return;
@@ -74,31 +101,36 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
   if (++adds_since_compaction_ >= options_.max_samples) compact();
 }
 
-// Interned strings outlive the dumps that brought them (thread names of a churning pool
-// would pile up in a daemon): once per window, re-intern what the kept dumps still use.
+// Interned values outlive the dumps that brought them (thread names of a churning pool
+// would pile up in a daemon): once per window, rebuild the tables from the kept dumps.
 void Correlator::compact() {
   adds_since_compaction_ = 0;
-  StringPool fresh;
-  auto keep = [&fresh](std::string_view& v) { v = fresh.intern(v); };
-  auto keep_holder = [&keep](HolderRef& h) { keep(h.thread), keep(h.site), keep(h.busy_at); };
+  Tables fresh;
+  auto holder = [&](Id id) {
+    if (id == none) return none;
+    const auto& h = tables_.holders[id];
+    return fresh.holder(h.thread, h.site, h.busy_at);
+  };
   for (auto& s : samples_) {
     for (auto& o : s.waits) {
-      keep(o.key.lock_class), keep(o.key.site), keep(o.thread);
-      if (o.holder) keep_holder(*o.holder);
+      const auto& k = tables_.keys[o.key];
+      o.key = fresh.key(k.kind, k.lock_class, k.site), o.thread = fresh.name(tables_.names[o.thread]), o.holder = holder(o.holder);
     }
-    for (auto& h : s.held) keep(h.lock_class), keep_holder(h.holder);
+    for (auto& h : s.held) h.lock_class = fresh.name(tables_.names[h.lock_class]), h.holder = holder(h.holder);
   }
-  strings_ = std::move(fresh);
+  tables_ = std::move(fresh);
 }
 
 // A holder in another dump: the same object (same class and address), or the holder
 // that dump found for the same lock key.
 std::optional<Correlator::HolderRef> Correlator::find_in(const Sample& s, const Observation& o) const {
+  const auto& key = key_of(o);
   if (o.address)
     for (const auto& h : s.held)
-      if (h.kind == o.key.kind && h.address == *o.address && h.lock_class == o.key.lock_class) return h.holder;
+      if (h.kind == key.kind && h.address == o.address && tables_.names[h.lock_class] == key.lock_class)
+        return holder_of(h.holder);
   for (const auto& w : s.waits)
-    if (w.holder && w.key == o.key) return w.holder;
+    if (w.holder != none && w.key == o.key) return holder_of(w.holder);
   return std::nullopt;
 }
 
@@ -115,7 +147,7 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
 template <class Visit>
 void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
   for (const auto& o : samples_[i].waits) {
-    auto holder = o.holder;
+    auto holder = holder_of(o.holder);
     const Resolution r = holder ? Resolution::same_dump
                                 : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
     visit(o, holder, r);
@@ -127,10 +159,11 @@ void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& tota
     std::map<Key, std::uint32_t> waiters;
     std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;  // once per dump
     visit_waits(i, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
-      auto& lock = locks[o.key];
-      ++lock.summary.wait_observations, ++waiters[o.key];
+      const auto& key = key_of(o);
+      auto& lock = locks[key];
+      ++lock.summary.wait_observations, ++waiters[key];
       lock.summary.resolution.add(r), total.add(r);
-      if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
+      if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
         ++lock.busy[{holder->site, holder->thread}][holder->busy_at];
     });
     for (const auto& [key, n] : waiters) {
@@ -145,10 +178,11 @@ SampleTally Correlator::tally(std::size_t index) const {
   SampleTally t;
   std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;
   visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
-    ++t.waiters[to_key(o.key)];
+    const auto& key = key_of(o);
+    ++t.waiters[to_key(key)];
     t.resolution.add(r);
-    if (holder && holders_seen.insert({o.key, holder->site, holder->thread}).second)
-      ++t.holders[{o.key.kind, std::string(o.key.lock_class), std::string(holder->site)}];
+    if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
+      ++t.holders[{key.kind, std::string(key.lock_class), std::string(holder->site)}];
   });
   return t;
 }
@@ -176,7 +210,9 @@ std::vector<HolderCount> holder_counts(const auto& busy) {
 std::vector<StuckThread> Correlator::stuck_threads() const {
   // A thread is its #id when printed (never reused in a JVM), else its name.
   using Identity = std::pair<std::optional<std::uint64_t>, std::string_view>;
-  auto identity = [](const Observation& o) { return o.java_id ? Identity{o.java_id, {}} : Identity{std::nullopt, o.thread}; };
+  auto identity = [this](const Observation& o) {
+    return o.java_id != none ? Identity{o.java_id, {}} : Identity{std::nullopt, tables_.names[o.thread]};
+  };
   std::map<Identity, std::pair<Key, std::uint32_t>> current;  // the run each thread is in
   std::map<std::pair<Identity, Key>, std::pair<const Observation*, std::uint32_t>> longest;
   for (const auto& s : samples_) {
@@ -184,17 +220,20 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
     for (const auto& o : s.waits) {
       const auto id = identity(o);
       auto it = current.find(id);
-      const std::uint32_t run = (it != current.end() && it->second.first == o.key ? it->second.second : 0) + 1;
-      auto& best = longest[{id, o.key}];
+      const auto& key = key_of(o);
+      const std::uint32_t run = (it != current.end() && it->second.first == key ? it->second.second : 0) + 1;
+      auto& best = longest[{id, key}];
       if (run > best.second) best = {&o, run};
-      next[id] = {o.key, run};
+      next[id] = {key, run};
     }
     current = std::move(next);
   }
   std::vector<StuckThread> out;
   for (const auto& [key, best] : longest)
     if (best.second >= options_.stuck_samples)
-      out.push_back({std::string(best.first->thread), best.first->java_id, to_key(best.first->key), best.second});
+      out.push_back({std::string(tables_.names[best.first->thread]),
+                     best.first->java_id != none ? std::optional<std::uint64_t>(best.first->java_id) : std::nullopt,
+                     to_key(tables_.keys[best.first->key]), best.second});
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.samples > b.samples; });
   return out;
 }

@@ -116,10 +116,13 @@ class Correlator {
   /// `neighbour_window` newer dumps have arrived: the daemon counts a dump then.
   SampleTally tally(std::size_t index) const;
   const DumpSummary& summary(std::size_t index) const { return samples_[index].summary; }
-  std::size_t pooled_strings() const noexcept { return strings_.size(); }
+  std::size_t pooled_strings() const noexcept { return tables_.strings.size(); }
 
  private:
-  // What a sample keeps: views into strings_, so a sample costs a few words per waiter.
+  // Values a sample refers to by id: a daemon keeps hundreds of waiters per dump for
+  // hundreds of dumps, so a waiter costs 24 bytes, not its strings.
+  using Id = std::uint32_t;
+  static constexpr Id none = 0xFFFF'FFFFu;
   struct Key {
     LockKind kind = LockKind::monitor;
     std::string_view lock_class;
@@ -130,19 +133,33 @@ class Correlator {
     std::string_view thread;
     std::string_view site;
     std::string_view busy_at;
+    auto operator<=>(const HolderRef&) const = default;
   };
   struct Observation {
-    Key key;
-    std::optional<std::uint64_t> address;
-    std::string_view thread;
-    std::optional<std::uint64_t> java_id;
-    std::optional<HolderRef> holder;
+    std::uint64_t address = 0;   // 0: no address printed
+    Id key = 0;
+    Id thread = 0;               // a name id
+    Id holder = none;
+    std::uint32_t java_id = none;  // none: not printed, or too large to be kept
   };
   struct HeldLock {
-    LockKind kind;
-    std::uint64_t address;
-    std::string_view lock_class;
-    HolderRef holder;
+    std::uint64_t address = 0;
+    Id lock_class = 0;           // a name id
+    Id holder = 0;
+    LockKind kind = LockKind::monitor;
+  };
+  /// Strings, keys and holders, each stored once.
+  struct Tables {
+    StringPool strings;
+    std::vector<std::string_view> names;
+    std::map<std::string_view, Id> name_ids;
+    std::vector<Key> keys;
+    std::map<Key, Id> key_ids;
+    std::vector<HolderRef> holders;
+    std::map<HolderRef, Id> holder_ids;
+    Id name(std::string_view text);
+    Id key(LockKind kind, std::string_view lock_class, std::string_view site);
+    Id holder(std::string_view thread, std::string_view site, std::string_view busy_at);
   };
   struct Sample {
     DumpSummary summary;
@@ -154,6 +171,10 @@ class Correlator {
     std::map<std::tuple<std::string_view, std::string_view>, std::map<std::string_view, std::uint64_t>> busy;
   };
 
+  const Key& key_of(const Observation& o) const { return tables_.keys[o.key]; }
+  std::optional<HolderRef> holder_of(Id holder) const {
+    return holder == none ? std::nullopt : std::optional(tables_.holders[holder]);
+  }
   template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, Resolution)
   void visit_waits(std::size_t sample, Visit&& visit) const;
   void compact();
@@ -164,7 +185,7 @@ class Correlator {
   static LockKey to_key(const Key& k) { return {k.kind, std::string(k.lock_class), std::string(k.site)}; }
 
   CorrelatorOptions options_;
-  StringPool strings_;
+  Tables tables_;
   std::deque<Sample> samples_;
   std::size_t adds_since_compaction_ = 0;
 };
