@@ -47,6 +47,8 @@ TEST_CASE("target label: the application's name, never its pid", "[service]") {
   CHECK(target_label("java --module-path mods -m shop.app/com.shop.App") == "App");
   CHECK(target_label("java -classpath /x ContendedShop 600") == "ContendedShop");
   CHECK(target_label("java -version") == "jvm");
+  CHECK(target_label("/opt/shop/bin/shop-server --port 1") == "shop-server");
+  CHECK(target_label("sleep 120") == "sleep");
   CHECK(target_label("java -cp x \"evil\\\"{}.Name\"") == "Name");
   CHECK(target_label("java -cp x com.a.\xff\xfe") == "jvm");
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon_impl.hpp"
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <set>
@@ -192,6 +194,9 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   log_outcome(*w, event);
   follow_incident(w, event);
   exporter.update(w->state.take_metrics());
+  // Parsing a dump allocates and frees megabytes; glibc keeps freed pages unless asked,
+  // and a sidecar's memory limit counts them.
+  ::malloc_trim(0);
 }
 
 // State changes are logged once; a target that keeps failing, once a minute.

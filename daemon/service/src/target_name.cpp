@@ -38,6 +38,8 @@ std::string_view after_last(std::string_view s, char c) { return s.substr(s.rfin
 
 std::string target_label(std::string_view cmdline) {
   const auto w = words(cmdline);
+  // A custom launcher, or not a JVM at all: its program name says more than its arguments.
+  if (!w.empty() && after_last(w[0], '/') != "java") return clean(after_last(w[0], '/'));
   for (std::size_t i = 1; i < w.size(); ++i) {
     if (w[i] == "-jar" && i + 1 < w.size()) {
       auto jar = after_last(w[i + 1], '/');

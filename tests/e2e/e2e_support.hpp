@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the end-to-end suites share: a scenario JVM, the lockwatch daemon as a child
+// process with its URL, reading a scrape, waiting for a condition.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http_get.hpp"
+#include "process.hpp"
+#include "test_support.hpp"
+
+namespace lockwatch::e2e {
+
+/// A scenario JVM (JDK 17) started and READY; killed and reaped when it goes.
+std::unique_ptr<test::Child> start_jvm(const std::string& main_class, std::vector<std::string> flags = {});
+
+/// An empty directory of this test process, under the system's temporary directory.
+std::filesystem::path scratch(const std::string& name);
+
+/// `lockwatch run --listen 127.0.0.1:0 ARGS...`, its port read from the URL it prints.
+struct Daemon {
+  std::unique_ptr<test::Child> proc;
+  std::uint16_t port = 0;
+
+  explicit Daemon(std::vector<std::string> args);
+  test::HttpReply get(const std::string& path) const { return test::http_get(port, path); }
+  std::string metrics() const { return get("/metrics").body; }
+};
+
+/// The sum of every series of `name` whose labels include all of `labels` (nothing when none).
+std::optional<double> metric(const std::string& text, const std::string& name, std::vector<std::string> labels = {});
+
+/// Polls `ok` every 200 ms until it holds or the time is up.
+bool eventually(const std::function<bool()>& ok, std::chrono::seconds timeout = std::chrono::seconds(30));
+
+inline std::string target(const std::string& name) { return "target=\"" + name + "\""; }
+
+/// `promtool check metrics` on a scrape; required when CI is set, skipped with a warning otherwise.
+void check_promtool(const std::string& scrape);
+
+}  // namespace lockwatch::e2e
