@@ -186,3 +186,18 @@ TEST_CASE("incident budget: the oldest incidents go first, never the new one", "
   CHECK(fs::exists(dir / "20240103T000000Z-A"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("incident: one incident never exceeds the disk budget; the newest dumps are kept", "[service][incident]") {
+  const auto dumps = scenario_dumps("jdk17", "ShortHolds");
+  REQUIRE(dumps.size() >= 4);
+  const auto t = fed(dumps);
+  service::IncidentPolicy p;
+  p.directory = fresh_dir("small-budget");
+  p.max_bytes = (dumps[dumps.size() - 1].size() + dumps[dumps.size() - 2].size()) * 10 / 9 + 10;
+  const auto written = service::write_incident(p, t, {"blocked_threads", 25, 20, 1'700'000'100});
+  REQUIRE(written.error.empty());
+  CHECK(test::read_file(written.path / "dump-0001.txt") == dumps[dumps.size() - 2]);
+  CHECK(test::read_file(written.path / "dump-0002.txt") == dumps.back());
+  CHECK_FALSE(fs::exists(written.path / "dump-0003.txt"));
+  fs::remove_all(p.directory);
+}

@@ -73,18 +73,20 @@ Daemon::Impl::Impl(DaemonSettings s)
 void Daemon::Impl::start() {
   server.start();
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
-  auto on_signal = std::make_shared<std::function<void(boost::system::error_code, int)>>();
-  *on_signal = [this, on_signal](boost::system::error_code ec, int signo) {
-    if (ec) return;
-    if (signo == SIGHUP) reload();
-    else return log::info("stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}}), shutdown();
-    signals.async_wait(*on_signal);
-  };
-  signals.async_wait(*on_signal);
+  wait_signal();
   log::info("lockwatch started", {{"version", settings.version}, {"config", config::summary(config)}});
   log::info("serving", {{"metrics", "http://" + server_options(config).host + ":" + std::to_string(server.port()) + "/metrics"}});
   beat();
   discover();
+}
+
+void Daemon::Impl::wait_signal() {
+  signals.async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    if (signo != SIGHUP) return log::info("stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}}), shutdown();
+    reload();
+    wait_signal();
+  });
 }
 
 void Daemon::Impl::shutdown() {

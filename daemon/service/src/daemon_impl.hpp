@@ -49,6 +49,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   // daemon.cpp
   void start();
   void shutdown();
+  void wait_signal();
   void discover();
   void add_target(const sampling::DiscoveredJvm& jvm);
   void remove_target(sampling::TargetKey key);

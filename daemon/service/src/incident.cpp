@@ -58,6 +58,16 @@ bool write_text(const fs::path& path, std::string_view text) {
   return static_cast<bool>(out.flush());
 }
 
+// The newest samples whose text fits the budget (the burst is newest), so one incident of a
+// huge JVM cannot exceed the disk budget on its own; a tenth is left for the summary.
+std::vector<store::SampleInfo> within_budget(std::vector<store::SampleInfo> samples, std::uint64_t max_bytes) {
+  std::uint64_t total = 0;
+  auto first = samples.size();
+  while (first > 0 && total + samples[first - 1].text_bytes <= max_bytes / 10 * 9) total += samples[--first].text_bytes;
+  samples.erase(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(first));
+  return samples;
+}
+
 }  // namespace
 
 std::optional<Trigger> check_trigger(const IncidentPolicy& p, const TargetState& target, double now) {
@@ -76,7 +86,7 @@ IncidentWritten write_incident(const IncidentPolicy& policy, const TargetState& 
   std::error_code ec;
   fs::create_directories(result.path, ec);
   if (ec) return result.error = "cannot create " + result.path.string() + ": " + ec.message(), result;
-  const auto samples = target.ring().list();
+  const auto samples = within_budget(target.ring().list(), policy.max_bytes);
   for (std::size_t i = 0; i < samples.size(); ++i) {
     char file[32];
     std::snprintf(file, sizeof file, "dump-%04zu.txt", i + 1);

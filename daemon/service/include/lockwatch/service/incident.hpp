@@ -35,8 +35,8 @@ struct Trigger {
 /// The trigger the target's latest state fires, if any (rate limit aside).
 std::optional<Trigger> check_trigger(const IncidentPolicy& policy, const TargetState& target, double now);
 
-/// Writes `<directory>/<UTC time>-<label>/`: every sample in the ring as dump-NNNN.txt
-/// (oldest first, the burst's among them) and summary.json (the trigger, the samples,
+/// Writes `<directory>/<UTC time>-<label>/`: the ring's samples as dump-NNNN.txt (oldest
+/// first, the burst's last; only the newest that fit 90% of the disk budget) and summary.json (the trigger, the samples,
 /// the correlator's report). Then removes the oldest incidents beyond the disk budget.
 /// Returns the directory, or an error text.
 struct IncidentWritten {

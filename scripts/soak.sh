@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Soak: lockwatch run at 10 Hz on a contended 1000-thread JVM (bench/java/ThousandThreads.java,
+# with churning threads) for a long time. Passes when, after the ring has filled, the daemon's
+# RSS grows by less than 5 %, its open file descriptors stay flat, and no sample failed.
+# CI runs a short version (scripts/test.sh: --seconds 60 --ring 100).
+#
+#   scripts/soak.sh [--seconds S] [--threads N] [--ring N] [--build DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=1800 threads=1000 ring=600 build=build/soak
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --ring) ring=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: scripts/soak.sh [--seconds S] [--threads N] [--ring N] [--build DIR]" >&2; exit 2 ;;
+  esac
+done
+
+if [ ! -x "$build/daemon/app/lockwatch" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKWATCH_BUILD_TESTS=OFF -DLOCKWATCH_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$build" --target lockwatch >/dev/null
+fi
+lockwatch=$build/daemon/app/lockwatch
+work=$(mktemp -d /tmp/lockwatch-soak.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+javac -d "$work" bench/java/ThousandThreads.java
+java -Xss512k -Xmx256m -cp "$work" ThousandThreads "$threads" 0 $((seconds + 600)) 100 >"$work/jvm.out" 2>&1 &
+jvm=$!
+pids+=("$jvm")
+for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
+grep -qx READY "$work/jvm.out" || { echo "soak: the JVM did not start" >&2; exit 1; }
+
+cat >"$work/lockwatch.yaml" <<EOF
+interval: 100ms
+ring:
+  samples: $ring
+incidents:
+  directory: $work/incidents
+  blocked_threshold: $((threads / 4))
+  min_interval: 1m
+  max_bytes: 64MiB
+log:
+  level: warn
+EOF
+"$lockwatch" run --config "$work/lockwatch.yaml" --pid "$jvm" --listen 127.0.0.1:0 >"$work/lockwatch.out" &
+daemon=$!
+pids+=("$daemon")
+for _ in $(seq 100); do grep -q /metrics "$work/lockwatch.out" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*/metrics' "$work/lockwatch.out")
+
+metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'; }
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status"; }
+fds() { ls "/proc/$daemon/fd" | wc -l; }
+
+while [ "$(metric lockwatch_ring_samples)" -lt "$ring" ]; do sleep 1; done
+sleep 5  # one more incident or reload of the allocator's caches after the ring filled
+rss0=$(rss) fds0=$(fds) start=$SECONDS
+echo "soak: ring full ($ring dumps of $threads threads); RSS ${rss0} KiB, ${fds0} fds; running ${seconds}s"
+max_rss=$rss0 max_fds=$fds0
+while [ $((SECONDS - start)) -lt "$seconds" ]; do
+  sleep 10
+  kill -0 "$daemon" 2>/dev/null || { echo "soak: FAIL - the daemon exited" >&2; exit 1; }
+  r=$(rss) f=$(fds)
+  [ "$r" -gt "$max_rss" ] && max_rss=$r
+  [ "$f" -gt "$max_fds" ] && max_fds=$f
+  echo "soak: t=$((SECONDS - start))s RSS ${r} KiB fds ${f}"
+done
+rss1=$(rss) fds1=$(fds)
+ok=$(metric 'lockwatch_samples_total{result="ok"')
+all=$(metric lockwatch_samples_total)
+failed=$(awk -v a="$all" -v o="$ok" 'BEGIN { print a - o }')
+growth=$(awk -v a="$rss0" -v b="$max_rss" 'BEGIN { printf "%.1f", 100 * (b - a) / a }')
+echo "soak: ${seconds}s after the ring filled: RSS ${rss0} -> ${rss1} KiB (peak +${growth}%), fds ${fds0} -> ${fds1} (peak ${max_fds}), samples ${ok} ok / ${failed} failed, $(metric lockwatch_missed_ticks_total) missed ticks"
+status=0
+awk -v g="$growth" 'BEGIN { exit !(g < 5) }' || { echo "soak: FAIL - RSS grew ${growth}% (limit 5%)" >&2; status=1; }
+[ "$max_fds" -le $((fds0 + 2)) ] || { echo "soak: FAIL - file descriptors grew from ${fds0} to ${max_fds}" >&2; status=1; }
+[ "$failed" = 0 ] || { echo "soak: FAIL - ${failed} samples failed" >&2; status=1; }
+[ $status = 0 ] && echo "soak: PASS"
+exit $status
