@@ -166,3 +166,13 @@ TEST_CASE("run: a JVM that refuses attach is a labelled failure; a JVM that exit
   CHECK(d.get("/api/v1/targets").body.find("LatchWait") == std::string::npos);
   CHECK(d.get("/healthz").status == 200);
 }
+
+TEST_CASE("run: an event-loop thread BLOCKED is its own gauge", "[e2e][jvm]") {
+  auto jvm = start_jvm("EventLoopBlocked");
+  Daemon d({"--pid", std::to_string(jvm->pid()), "--interval", "200ms", "--incident-dir", scratch("eventloop").string()});
+  REQUIRE(eventually([&] {
+    return metric(d.metrics(), "lockwatch_event_loop_blocked_threads", {target("EventLoopBlocked"), "pool=\"reactor-http-nio-N\""})
+               .value_or(0) >= 1;
+  }));
+  CHECK_FALSE(metric(d.metrics(), "lockwatch_event_loop_blocked_threads", {"pool=\"http-nio"}));
+}

@@ -70,6 +70,7 @@ TargetMetrics full(const std::string& target) {
   latest.lock_waiters = {{monitor("Inventory"), 3}};
   latest.deadlocked_threads = 2;
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 3}, {"RUNNABLE", 5}}}};
+  latest.event_loop_blocked = {{"reactor-http-nio-N", 1}};
   m.latest = latest;
   m.perf = {40, 1234, 567, 0.75};
   m.ring_samples = 4;
@@ -85,6 +86,7 @@ const std::vector<std::pair<std::string, std::string>> families{
     {"lockwatch_holder_resolution_total", "counter"},
     {"lockwatch_deadlocked_threads", "gauge"},
     {"lockwatch_pool_threads", "gauge"},
+    {"lockwatch_event_loop_blocked_threads", "gauge"},
     {"lockwatch_samples_total", "counter"},
     {"lockwatch_sample_duration_seconds", "histogram"},
     {"lockwatch_target_up", "gauge"},

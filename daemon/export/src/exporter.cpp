@@ -93,6 +93,7 @@ void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
   t.show_bounded(Family::threads, named_rows(l.threads_by_state));
   t.show_bounded(Family::lock_waiters, lock_rows(l.lock_waiters));
   t.show_bounded(Family::pool_threads, pool_rows(l.pool_threads));
+  t.show_bounded(Family::event_loop_blocked, named_rows(l.event_loop_blocked));
   t.series().show(Family::deadlocked_threads, latest ? single(l.deadlocked_threads) : Values{});
 }
 

@@ -59,6 +59,10 @@ std::array<FamilySpec, family_count> make_catalog() {
        "Threads of a pool (thread names with their closing number replaced by N) per state in the thread dump "
        "of lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Pools past the top "
        "K of the target are summed into pool=other."},
+      {event_loop_blocked, "lockwatch_event_loop_blocked_threads", gauge, {varying("pool")},
+       "BLOCKED threads of an event-loop pool (analysis.event_loop_pools; such a thread must never block) in the "
+       "thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time; absent "
+       "when none is blocked."},
       {samples, "lockwatch_samples_total", counter,
        {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed"}}},
        "Thread dumps attempted by lockwatch's own periodic sampling, by outcome; not counted at scrape time."},

@@ -26,6 +26,7 @@ enum class Family : std::uint8_t {
   holder_resolution,
   deadlocked_threads,
   pool_threads,
+  event_loop_blocked,
   samples,
   sample_duration,
   target_up,
@@ -40,7 +41,7 @@ enum class Family : std::uint8_t {
   ring_samples,
   ring_bytes,
 };
-inline constexpr std::size_t family_count = 21;
+inline constexpr std::size_t family_count = 22;
 
 struct LabelSpec {
   std::string name;

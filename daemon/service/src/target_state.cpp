@@ -78,7 +78,10 @@ void TargetState::count_sample() {
     for (const auto& [state, n] : pool.states) latest.pool_threads[pool.pool][std::string(model::to_string(state))] = n;
     const auto blocked = pool.states.find(model::ThreadState::blocked);
     for (const auto& pattern : settings_.event_loop_pools)
-      if (blocked != pool.states.end() && glob_match(pattern, pool.pool)) event_loop_blocks_.push_back({pool.pool, blocked->second});
+      if (blocked != pool.states.end() && glob_match(pattern, pool.pool)) {
+        event_loop_blocks_.push_back({pool.pool, blocked->second});
+        latest.event_loop_blocked[pool.pool] = blocked->second;
+      }
   }
   const auto b = summary.states.find(model::ThreadState::blocked);
   latest_blocked_ = b == summary.states.end() ? 0 : b->second;

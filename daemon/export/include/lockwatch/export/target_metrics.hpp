@@ -37,6 +37,7 @@ struct LatestSample {
   std::map<LockLabels, std::uint32_t> lock_waiters;                 // waiters per hot lock
   std::uint32_t deadlocked_threads = 0;
   std::map<std::string, std::map<std::string, std::uint32_t>> pool_threads;  // pool -> state -> threads
+  std::map<std::string, std::uint32_t> event_loop_blocked;  // event-loop pool -> BLOCKED threads (never 0)
 };
 
 /// Read from hsperfdata every tick; absent when the JVM does not publish the counter.
