@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev                    # daemon (export, config, logs)
   catch2 libbenchmark-dev                                             # tests and benchmarks
   prometheus                                                          # promtool, and Prometheus for the dashboard test
-  python3                                                             # tests/deploy: image checks
+  python3 python3-yaml                                                # tests/deploy: manifest and image checks
   curl                                                                # bench scripts read /metrics
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack
