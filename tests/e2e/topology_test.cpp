@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <regex>
 #include <thread>
@@ -54,6 +55,14 @@ struct Workdir {
   }
 };
 
+/// The first child of `pid` (unshare --fork's child: the namespace's PID 1), or -1. Never throws:
+/// it runs in a destructor.
+int first_child(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  int child = -1;
+  return in >> child ? child : -1;
+}
+
 /// A "container": its own PID and mount namespace (a fresh /proc), `tmp` mounted at /tmp, and
 /// `argv` run as uid/gid `uid` as the namespace's PID 1, as a container's entrypoint is.
 class Container {
@@ -69,19 +78,12 @@ class Container {
   }
   ~Container() {
     // Killing unshare does not end a PID namespace: its init must be killed itself.
-    if (own_) {
-      const auto children = test::read_file("/proc/" + std::to_string(proc_->pid()) + "/task/" +
-                                            std::to_string(proc_->pid()) + "/children");
-      if (!children.empty()) ::kill(std::stoi(children), SIGKILL);
-    }
+    if (const int init = own_ ? first_child(proc_->pid()) : -1; init > 0) ::kill(init, SIGKILL);
   }
   test::Child& proc() { return *proc_; }
   /// The entrypoint's pid as the host sees it.
   int host_pid() const {
-    if (!own_) return proc_->pid();  // sh execs, so unshare's pid is the process itself
-    const auto children = test::read_file("/proc/" + std::to_string(proc_->pid()) + "/task/" +
-                                          std::to_string(proc_->pid()) + "/children");
-    return children.empty() ? -1 : std::stoi(children);
+    return own_ ? first_child(proc_->pid()) : proc_->pid();  // without --fork, sh execs in unshare's process
   }
 
  private:
