@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -238,12 +239,15 @@ TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock ale
       LOCKWATCH_PROMETHEUS, "--config.file=" + (work.dir / "prometheus.yml").string(),
       "--storage.tsdb.path=" + (work.dir / "tsdb").string(), "--web.listen-address=127.0.0.1:" + std::to_string(port),
       "--log.level=warn"});
-  REQUIRE(eventually([&] { return get(port, "/-/ready").status == 200; }, 30s));
+  // Generous deadlines: on a loaded 2-core machine Prometheus can take tens of seconds to start.
+  const bool ready = eventually([&] { return get(port, "/-/ready").status == 200; }, 90s);
+  INFO("prometheus " << (::kill(prometheus->pid(), 0) == 0 ? "is running" : "has exited") << "; its log is above");
+  REQUIRE(ready);
 
   const auto query = [&](const std::string& promql) {
     return get(port, "/api/v1/query?query=" + url_encode(promql)).body;
   };
-  REQUIRE(eventually([&] { return query("lockwatch_target_up == 1").find("MonitorContention") != std::string::npos; }, 30s));
+  REQUIRE(eventually([&] { return query("lockwatch_target_up == 1").find("MonitorContention") != std::string::npos; }, 60s));
 
   // Every query of every panel, with the dashboard's variables set as Grafana would.
   const auto dashboard_text = test::read_file(deploy / "grafana" / "lockwatch-dashboard.json");
