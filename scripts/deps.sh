@@ -8,7 +8,8 @@ packages=(
   libboost1.74-dev libboost-filesystem1.74-dev                        # Asio, Process (needs Filesystem)
   libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev                    # daemon (export, config, logs)
   catch2 libbenchmark-dev                                             # tests and benchmarks
-  prometheus                                                          # promtool: checks the exposition
+  prometheus                                                          # promtool, and Prometheus for the dashboard test
+  python3 python3-yaml                                                # tests/deploy: manifest and image checks
   curl                                                                # bench scripts read /metrics
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack
