@@ -117,6 +117,8 @@ TEST_CASE("target state: failures are counted by outcome and keep the last sampl
   CHECK(m.latest);
   CHECK(t.last_outcome() == sampling::Outcome::parse_error);
   CHECK(m.ring_samples == 3);
+  t.add_dump({sampling::Outcome::ok, scenario_dumps("jdk17", "LatchWait").front(), {}, 4e9, 0.01, false, false, "attach"});
+  CHECK(t.last_error().empty());  // recovered: the API shows no stale error
 }
 
 TEST_CASE("target state: hsperfdata counters and the contended-enter rate", "[service]") {

@@ -50,10 +50,8 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   ++metrics_.totals.samples[std::string(sampling::to_string(in.outcome))];
   last_outcome_ = in.outcome;
   metrics_.up = in.outcome == sampling::Outcome::ok;
-  if (!metrics_.up) {
-    last_error_ = std::move(in.error);
-    return std::nullopt;
-  }
+  last_error_ = std::move(in.error);  // "" once the target recovers
+  if (!metrics_.up) return std::nullopt;
   const auto id = ring_.add(in.text, {0, in.started, in.duration, in.source, in.locks, in.burst, 0});
   correlator_.add(dumps.front(), in.started);
   metrics_.last_sample_time = in.started;
