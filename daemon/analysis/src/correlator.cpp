@@ -61,14 +61,17 @@ Correlator::Id Correlator::Tables::name(std::string_view text) {
 }
 
 Correlator::Id Correlator::Tables::key(LockKind kind, std::string_view lock_class, std::string_view site) {
-  Key k{kind, names[name(lock_class)], names[name(site)]};
+  // Ids first: name() may grow `names`, which would leave a reference taken before it dangling.
+  const Id class_id = name(lock_class), site_id = name(site);
+  Key k{kind, names[class_id], names[site_id]};
   auto [it, added] = key_ids.try_emplace(k, static_cast<Id>(keys.size()));
   if (added) keys.push_back(k);
   return it->second;
 }
 
 Correlator::Id Correlator::Tables::holder(std::string_view thread, std::string_view site, std::string_view busy_at) {
-  HolderRef h{names[name(thread)], names[name(site)], names[name(busy_at)]};
+  const Id thread_id = name(thread), site_id = name(site), busy_id = name(busy_at);
+  HolderRef h{names[thread_id], names[site_id], names[busy_id]};
   auto [it, added] = holder_ids.try_emplace(h, static_cast<Id>(holders.size()));
   if (added) holders.push_back(h);
   return it->second;
