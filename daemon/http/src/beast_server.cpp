@@ -72,8 +72,8 @@ struct Shared : std::enable_shared_from_this<Shared> {
   Counters counters;
   std::shared_ptr<asio::ssl::context> tls;               // null: plain HTTP
   std::shared_ptr<detail::PasswordCheck> passwords;      // null: no authentication
-  // bcrypt's thread, once there are users. Only connections post to it, and each hands its
-  // own reference back to the io thread, so this pool is never destroyed from within.
+  // bcrypt's thread, once there are users; stop() ends it. Only connections post to it, and
+  // each hands its own reference back to the io thread, so it is never destroyed from within.
   std::optional<asio::thread_pool> verifier;
   std::map<std::uint64_t, std::weak_ptr<ConnectionBase>> connections;  // served and rejected
   std::uint64_t next_id = 0;
@@ -163,7 +163,8 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
   // A TLS connection starts with a handshake record (content type 22); anything else is
   // most likely plain HTTP, which gets a readable answer instead of a failed handshake.
   void sniff() {
-    lowest().async_read_some(buffer_.prepare(std::min(sniff_bytes, buffer_.max_size())), [self = self()](error_code ec, std::size_t n) {
+    const auto room = buffer_.prepare(std::min(sniff_bytes, buffer_.max_size()));
+    lowest().async_read_some(room, [self = self()](error_code ec, std::size_t n) {
       if (self->closed_) return;
       if (ec) return self->close();
       self->buffer_.commit(n);
@@ -232,19 +233,19 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
     if (!request) return refuse(bad_request("malformed request target"));
     ++shared_->counters.requests;
     pending_ = {std::move(*request), message.keep_alive(), head, message.version()};
+    if (!shared_->passwords || pending_.request.path == "/healthz") return respond(true);  // /healthz: for probes
     const auto authorization = message[bhttp::field::authorization];
     authorize({authorization.data(), authorization.size()});
   }
 
-  // With users configured: credentials seen before answer at once; others are checked
-  // with bcrypt on the verifier thread, so a flood of wrong passwords never stalls the
-  // io thread. /healthz stays open for probes.
+  // Credentials seen before answer at once; others are checked with bcrypt on the
+  // verifier thread, so a flood of wrong passwords never stalls the io thread.
   void authorize(std::string_view authorization) {
     auto check = shared_->passwords;
-    if (!check || pending_.request.path == "/healthz") return respond(true);
     auto credentials = detail::parse_basic(authorization);
     if (!credentials) return respond(false);
     if (check->remembered(*credentials)) return respond(true);
+    if (!shared_->verifier) return respond(false);  // stopped
     asio::post(*shared_->verifier, [self = self(), check = std::move(check), credentials = std::move(*credentials),
                                     io = stream_.get_executor()]() mutable {
       const bool ok = check->verify(credentials);
@@ -476,6 +477,9 @@ void Server::stop() {
   impl_->acceptor.close(ignored);
   impl_->backoff.cancel();
   impl_->shared->close_all();
+  // Queued password checks are dropped and the running one is waited for (one bcrypt at
+  // most), so none outlives the io_context it reports to.
+  impl_->shared->verifier.reset();
 }
 
 void Server::set_security(const Security& security) { impl_->shared->apply(security); }

@@ -92,8 +92,8 @@ class Server {
 
   ServerStats stats() const;
 
-  /// New TLS files and users for the connections accepted from now on; open connections
-  /// keep what they started with. Throws std::runtime_error naming the file when a
+  /// New TLS files for the connections accepted from now on (open ones keep theirs), and
+  /// new users from the next request on. Throws std::runtime_error naming the file when a
   /// certificate, key or CA cannot be loaded, and then changes nothing.
   void set_security(const Security& security);
 
