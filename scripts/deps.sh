@@ -7,10 +7,12 @@ packages=(
   cmake ninja-build g++ pkg-config
   libboost1.74-dev libboost-filesystem1.74-dev                        # Asio, Process (needs Filesystem)
   libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev                    # daemon (export, config, logs)
+  libssl-dev libcrypt-dev                                             # HTTP: TLS, bcrypt for basic auth
+  openssl                                                             # tests: certificates made at test time
   catch2 libbenchmark-dev                                             # tests and benchmarks
   prometheus                                                          # promtool, and Prometheus for the dashboard test
   python3 python3-yaml                                                # tests/deploy: manifest and image checks
-  curl                                                                # bench scripts read /metrics
+  curl                                                                # bench scripts, the TLS e2e test
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack
 )

@@ -92,7 +92,44 @@ void check_incidents(Checker& c, const IncidentSettings& incidents) {
   c.at_least("incidents.max_bytes", incidents.max_bytes, limits::min_incident_bytes);
 }
 
+void check_tls(Checker& c, const TlsServerSettings& tls) {
+  const std::string at = "tls_server_config.";
+  if (tls.cert_file.empty()) c.fail({at + "cert_file", "tls_server_config"}, "must be set to serve TLS (with key_file)");
+  if (tls.key_file.empty()) c.fail({at + "key_file", "tls_server_config"}, "must be set to serve TLS (with cert_file)");
+  const bool verify = tls.client_auth == ClientAuth::require_and_verify;
+  if (verify && tls.client_ca_file.empty())
+    c.fail({at + "client_ca_file", at + "client_auth_type"}, "must be set with client_auth_type RequireAndVerifyClientCert: "
+                                                             "the CA that client certificates must be signed by");
+  // As node_exporter: a CA without a policy would silently accept clients without certificates.
+  if (!verify && !tls.client_ca_file.empty())
+    c.fail({at + "client_auth_type", at + "client_ca_file"}, "must be RequireAndVerifyClientCert when client_ca_file is set");
+}
+
+bool bcrypt_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '/';
+}
+
 }  // namespace
+
+bool is_bcrypt_hash(std::string_view hash) {
+  if (hash.size() != 60 || !(hash.starts_with("$2a$") || hash.starts_with("$2b$") || hash.starts_with("$2y$"))) return false;
+  if (hash[4] < '0' || hash[4] > '3' || hash[5] < '0' || hash[5] > '9' || hash[6] != '$') return false;
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  return cost >= 4 && cost <= 31 && std::all_of(hash.begin() + 7, hash.end(), bcrypt_char);
+}
+
+std::vector<Problem> check_web(const WebSettings& web) {
+  Checker c;
+  if (web.tls) check_tls(c, *web.tls);
+  for (const auto& [user, hash] : web.basic_auth_users) {
+    const auto key = "basic_auth_users." + user;
+    // Basic auth sends "user:password": a ':' in the name cannot be told from the password's.
+    if (user.empty() || user.find(':') != std::string::npos) c.fail({key}, "a user name must be non-empty and hold no ':'");
+    if (!is_bcrypt_hash(hash))
+      c.fail({key}, "expected a bcrypt hash like $2y$10$ followed by 53 characters (htpasswd -nBC 10 USER)");
+  }
+  return std::move(c.problems);
+}
 
 std::string range_message(std::string_view value, Range range) {
   return "must be between " + std::to_string(range.min) + " and " + std::to_string(range.max) + ", got " +

@@ -49,4 +49,12 @@ struct Problem {
 
 std::vector<Problem> check_config(const Config& config);
 
+/// The web config's rules: a certificate with its key, client CA with client_auth_type,
+/// bcrypt hashes and user names that Basic auth can carry.
+std::vector<Problem> check_web(const WebSettings& web);
+
+/// "$2y$10$" + 53 characters of bcrypt's base64: the hashes `htpasswd -B` and Python's
+/// bcrypt write, and that libxcrypt verifies ($2a$, $2b$ and $2y$, cost 4-31).
+bool is_bcrypt_hash(std::string_view hash);
+
 }  // namespace lockwatch::config::detail

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading the file, formatting errors, and validate() for settings that did not come from a file.
+// Reading the files, formatting errors, and validate() for settings that did not come from a file.
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <system_error>
 
@@ -18,8 +19,25 @@ struct CloseFile {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-LoadResult file_error(const std::string& path, const std::string& reason) {
-  return {std::nullopt, {{path, 0, 0, reason}}};
+// The file's text, or why it cannot be had.
+std::optional<std::string> read_text(const std::string& path, std::string& error) {
+  std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
+  if (!file) return error = "cannot open: " + std::generic_category().message(errno), std::nullopt;
+  std::string text;
+  char buffer[16384];
+  while (const auto n = std::fread(buffer, 1, sizeof buffer, file.get())) {
+    text.append(buffer, n);
+    if (text.size() > max_file_bytes) return error = "larger than 1MiB; not a configuration file", std::nullopt;
+  }
+  // A directory opens fine on Linux and fails here with EISDIR.
+  if (std::ferror(file.get())) return error = "cannot read: " + std::generic_category().message(errno), std::nullopt;
+  return text;
+}
+
+// node_exporter reads certificate paths relative to the web config file, so a directory
+// holding the file and its certificates can be mounted anywhere.
+void resolve(std::string& file, const std::filesystem::path& base) {
+  if (!file.empty() && std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
 }
 
 }  // namespace
@@ -31,17 +49,23 @@ std::string to_string(const ConfigError& error) {
 }
 
 LoadResult load_config_file(const std::string& path) {
-  std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
-  if (!file) return file_error(path, "cannot open: " + std::generic_category().message(errno));
-  std::string text;
-  char buffer[16384];
-  while (const auto n = std::fread(buffer, 1, sizeof buffer, file.get())) {
-    text.append(buffer, n);
-    if (text.size() > max_file_bytes) return file_error(path, "larger than 1MiB; not a configuration file");
+  std::string error;
+  const auto text = read_text(path, error);
+  if (!text) return {std::nullopt, {{path, 0, 0, error}}};
+  return load_config_text(*text, path);
+}
+
+WebLoadResult load_web_config_file(const std::string& path) {
+  std::string error;
+  const auto text = read_text(path, error);
+  if (!text) return {std::nullopt, {{path, 0, 0, error}}};
+  auto result = load_web_config_text(*text, path);
+  if (result.web && result.web->tls) {
+    const auto base = std::filesystem::absolute(path).parent_path();
+    for (auto* file : {&result.web->tls->cert_file, &result.web->tls->key_file, &result.web->tls->client_ca_file})
+      resolve(*file, base);
   }
-  // A directory opens fine on Linux and fails here with EISDIR.
-  if (std::ferror(file.get())) return file_error(path, "cannot read: " + std::generic_category().message(errno));
-  return load_config_text(text, path);
+  return result;
 }
 
 std::vector<ConfigError> validate(const Config& config) {

@@ -18,6 +18,11 @@ constexpr std::array<std::pair<LogLevel, std::string_view>, 6> level_names{{{Log
                                                                             {LogLevel::error, "error"},
                                                                             {LogLevel::off, "off"}}};
 
+constexpr std::array<std::pair<TlsVersion, std::string_view>, 2> tls_version_names{
+    {{TlsVersion::tls12, "TLS12"}, {TlsVersion::tls13, "TLS13"}}};
+constexpr std::array<std::pair<ClientAuth, std::string_view>, 2> client_auth_names{
+    {{ClientAuth::none, "NoClientCert"}, {ClientAuth::require_and_verify, "RequireAndVerifyClientCert"}}};
+
 template <class E, std::size_t N>
 std::string_view name_of(E value, const std::array<std::pair<E, std::string_view>, N>& names) {
   for (const auto& [v, name] : names)
@@ -45,12 +50,28 @@ std::string describe_incidents(const IncidentSettings& incidents) {
   return "on in " + incidents.directory + " (up to " + format_size(incidents.max_bytes) + ")";
 }
 
+// "web /etc/lockwatch/web.yaml (TLS13+, client certificates, basic auth for 2 users)".
+std::string describe_web(const std::string& file, const WebSettings& web) {
+  std::string out;
+  if (web.tls) out = std::string(to_string(web.tls->min_version)) + "+";
+  if (web.tls && web.tls->client_auth == ClientAuth::require_and_verify) out += ", client certificates";
+  const auto users = web.basic_auth_users.size();
+  if (users) out += (out.empty() ? "" : ", ") + std::string("basic auth for ") + std::to_string(users) + (users == 1 ? " user" : " users");
+  return file + " (" + (out.empty() ? "plain HTTP" : out) + ")";
+}
+
 }  // namespace
 
 std::string_view to_string(Backend backend) { return name_of(backend, backend_names); }
 std::string_view to_string(LogLevel level) { return name_of(level, level_names); }
 std::optional<Backend> parse_backend(std::string_view text) { return value_of(text, backend_names); }
 std::optional<LogLevel> parse_log_level(std::string_view text) { return value_of(text, level_names); }
+std::string_view to_string(TlsVersion version) { return name_of(version, tls_version_names); }
+std::optional<TlsVersion> parse_tls_version(std::string_view text) { return value_of(text, tls_version_names); }
+std::string_view to_string(ClientAuth auth) { return name_of(auth, client_auth_names); }
+std::optional<ClientAuth> parse_client_auth(std::string_view text) {
+  return text.empty() ? ClientAuth::none : value_of(text, client_auth_names);
+}
 
 std::string to_string(const LockPolicy& policy) {
   switch (policy.mode) {
@@ -67,7 +88,8 @@ std::string summary(const Config& c) {
          format_duration(c.timeout) + ", backend " + std::string(to_string(c.backend)) + ", locks " +
          to_string(c.locks) + ", targets " + describe_targets(c.targets) + ", ring " +
          std::to_string(c.ring.samples) + " samples/" + format_size(c.ring.max_bytes) + ", incidents " +
-         describe_incidents(c.incidents) + ", log " + std::string(to_string(c.log.level));
+         describe_incidents(c.incidents) + ", log " + std::string(to_string(c.log.level)) +
+         (c.web_config_file.empty() ? "" : ", web " + describe_web(c.web_config_file, c.web));
 }
 
 }  // namespace lockwatch::config

@@ -62,11 +62,11 @@ std::string unit_message(const detail::UnitParse& parsed, std::string_view text,
   }
 }
 
-class Loader {
+// What every loader shares: errors with positions, readers of one value, and mappings
+// walked with their duplicate keys reported.
+class Reader {
  public:
-  explicit Loader(std::string_view file) : file_(file) {}
-
-  Config config;
+  explicit Reader(std::string_view file) : file_(file) {}
 
   void error(Position at, std::string message) {
     errors_.push_back({file_, at.line, at.column, std::move(message)});
@@ -136,6 +136,74 @@ class Loader {
       error(item, "expected one of " + std::string(allowed) + ", got '" + *s + "'");
   }
 
+  /// Calls `each` for every `key: value` of `node` (a mapping at `section_path`), after
+  /// reporting keys that are not names and keys given twice.
+  template <class Each>
+  void entries(const YAML::Node& node, const std::string& section_path, Each each) {
+    std::map<std::string, int> seen;  // key -> line, for duplicates
+    for (const auto& entry : node) {
+      const auto at = position_of(entry.first.Mark());
+      if (!entry.first.IsScalar()) {
+        error(at, "expected a key name, " + got(entry.first));
+        continue;
+      }
+      const auto& name = entry.first.Scalar();
+      Item item{entry.first, entry.second, section_path.empty() ? name : section_path + "." + name};
+      if (auto [first, fresh] = seen.emplace(name, at.line); !fresh) {
+        error(at, "duplicate key '" + item.path + "' (first set on line " + std::to_string(first->second) + ")");
+        continue;
+      }
+      positions[item.path] = item.where();
+      each(item);
+    }
+  }
+
+  /// A file's documents: the first if it is a mapping, else nothing (and an error).
+  const YAML::Node* single_mapping(const std::vector<YAML::Node>& documents, std::string_view what);
+
+  /// The cross-setting problems, at the first of their keys the file sets; then every error
+  /// in file order.
+  std::vector<ConfigError> sorted_errors(std::vector<detail::Problem> problems);
+
+  std::map<std::string, Position> positions;  // where the file sets each key path
+
+ private:
+  std::string file_;
+  std::vector<ConfigError> errors_;
+};
+
+const YAML::Node* Reader::single_mapping(const std::vector<YAML::Node>& documents, std::string_view what) {
+  for (std::size_t i = 1; i < documents.size(); ++i)
+    if (!documents[i].IsNull())
+      error(position_of(documents[i].Mark()), "a " + std::string(what) + " holds one YAML document; remove the '---' before this one");
+  if (documents.empty() || documents[0].IsNull()) return nullptr;
+  if (!documents[0].IsMap()) {
+    const auto at = position_of(documents[0].Mark());
+    error(at.line > 0 ? at : Position{1, 1}, "expected settings as 'key: value' lines, " + got(documents[0]));
+    return nullptr;
+  }
+  return &documents[0];
+}
+
+std::vector<ConfigError> Reader::sorted_errors(std::vector<detail::Problem> problems) {
+  for (auto& problem : problems) {
+    Position at;
+    for (const auto& key : problem.keys)
+      if (auto it = positions.find(key); it != positions.end() && at.line == 0) at = it->second;
+    error(at, problem.keys.front() + ": " + problem.message);
+  }
+  std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
+  return std::move(errors_);
+}
+
+class Loader : public Reader {
+ public:
+  using Reader::Reader;
+
+  Config config;
+
   void locks(const Item& item, LockPolicy& out);
   template <class T, class ReadOne>
   void list(const Item& item, std::string_view expected, std::vector<T>& out, ReadOne read_one);
@@ -146,16 +214,11 @@ class Loader {
   void mapping(const YAML::Node& node, const std::string& section);
   LoadResult finish();
 
-  std::map<std::string, Position> positions;  // where the file sets each key path
-
  private:
   void key_value(const Item& item);
   void section(const Item& item);
   void dotted_key(const Item& item);
   void unknown_key(const Item& item);
-
-  std::string file_;
-  std::vector<ConfigError> errors_;
 };
 
 void Loader::locks(const Item& item, LockPolicy& out) {
@@ -253,6 +316,7 @@ constexpr Key keys[] = {
     {"http.max_connections",
      [](Loader& l, const Item& i) { l.count(i, detail::limits::max_connections, l.config.http.max_connections); }},
     {"http.request_timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.http.request_timeout); }},
+    {"web_config_file", [](Loader& l, const Item& i) { l.text(i, l.config.web_config_file); }},
     {"log.level",
      [](Loader& l, const Item& i) {
        l.choice(i, l.config.log.level, parse_log_level, "trace, debug, info, warn, error, off");
@@ -302,39 +366,16 @@ std::string belongs_elsewhere(std::string_view name) {
 }
 
 void Loader::document(const std::vector<YAML::Node>& documents) {
-  for (std::size_t i = 1; i < documents.size(); ++i)
-    if (!documents[i].IsNull())
-      error(position_of(documents[i].Mark()), "a config file holds one YAML document; remove the '---' before this one");
-  if (documents.empty() || documents[0].IsNull()) return;
-  if (!documents[0].IsMap()) {
-    const auto at = position_of(documents[0].Mark());
-    return error(at.line > 0 ? at : Position{1, 1}, "expected settings as 'key: value' lines, " + got(documents[0]));
-  }
-  mapping(documents[0], "");
+  if (const auto* top = single_mapping(documents, "config file")) mapping(*top, "");
 }
 
 void Loader::mapping(const YAML::Node& node, const std::string& section_path) {
-  std::map<std::string, int> seen;  // key -> line, for duplicates
-  for (const auto& entry : node) {
-    const auto at = position_of(entry.first.Mark());
-    if (!entry.first.IsScalar()) {
-      error(at, "expected a key name, " + got(entry.first));
-      continue;
-    }
-    const auto& name = entry.first.Scalar();
-    Item item{entry.first, entry.second, section_path.empty() ? name : section_path + "." + name};
-    if (auto [first, fresh] = seen.emplace(name, at.line); !fresh) {
-      error(at, "duplicate key '" + item.path + "' (first set on line " + std::to_string(first->second) + ")");
-      continue;
-    }
-    key_value(item);
-  }
+  entries(node, section_path, [this](const Item& item) { key_value(item); });
 }
 
 void Loader::key_value(const Item& item) {
   // "ring.samples: 5" would otherwise be read as if nested: one spelling per key.
   if (item.key.Scalar().find('.') != std::string::npos) return dotted_key(item);
-  positions[item.path] = item.where();
   for (const auto& key : keys)
     if (key.path == item.path) return key.read(*this, item);
   if (is_section(item.path)) return section(item);
@@ -369,31 +410,117 @@ void Loader::unknown_key(const Item& item) {
 }
 
 LoadResult Loader::finish() {
-  for (auto& problem : detail::check_config(config)) {
-    Position at;
-    for (const auto& key : problem.keys)
-      if (auto it = positions.find(key); it != positions.end() && at.line == 0) at = it->second;
-    error(at, problem.keys.front() + ": " + problem.message);
-  }
-  std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
-    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
-  });
-  if (!errors_.empty()) return {std::nullopt, std::move(errors_)};
+  auto errors = sorted_errors(detail::check_config(config));
+  if (!errors.empty()) return {std::nullopt, std::move(errors)};
   return {std::move(config), {}};
+}
+
+// Keys of node_exporter's web config that lockwatch does not implement. They are refused
+// rather than ignored: a file that restricts client SANs or ciphers must not leave the
+// endpoint more open than it says.
+constexpr std::string_view unsupported_web_keys[] = {
+    "http_server_config", "rate_limit",    "cert",          "key", "client_ca", "client_allowed_sans",
+    "max_version",        "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"};
+constexpr std::string_view web_top_keys[] = {"tls_server_config", "basic_auth_users"};
+constexpr std::string_view tls_keys[] = {"cert_file", "key_file", "min_version", "client_ca_file", "client_auth_type"};
+
+// The web config file (`--web.config.file`): node_exporter's format, the part lockwatch serves.
+class WebLoader : public Reader {
+ public:
+  using Reader::Reader;
+
+  WebSettings web;
+
+  void document(const std::vector<YAML::Node>& documents);
+  WebLoadResult finish();
+
+ private:
+  void top_key(const Item& item);
+  void tls(const Item& item);
+  void tls_key(const Item& item, TlsServerSettings& out);
+  void users(const Item& item);
+  void unknown(const Item& item, const std::vector<std::string_view>& known);
+};
+
+void WebLoader::document(const std::vector<YAML::Node>& documents) {
+  if (const auto* top = single_mapping(documents, "web config file"))
+    entries(*top, "", [this](const Item& item) { top_key(item); });
+}
+
+void WebLoader::top_key(const Item& item) {
+  if (item.path == "tls_server_config") return tls(item);
+  if (item.path == "basic_auth_users") return users(item);
+  unknown(item, {std::begin(web_top_keys), std::end(web_top_keys)});
+}
+
+// An empty section means plain HTTP, as in node_exporter; any key in it asks for TLS.
+void WebLoader::tls(const Item& item) {
+  if (item.value.IsNull()) return;
+  if (!item.value.IsMap()) return error(item, "expected a mapping with keys " + join({std::begin(tls_keys), std::end(tls_keys)}) + ", " + got(item.value));
+  if (item.value.size() == 0) return;
+  auto& out = web.tls.emplace();
+  entries(item.value, item.path, [this, &out](const Item& key) { tls_key(key, out); });
+}
+
+void WebLoader::tls_key(const Item& item, TlsServerSettings& out) {
+  const auto name = last_part(item.path);
+  if (name == "cert_file") return text(item, out.cert_file);
+  if (name == "key_file") return text(item, out.key_file);
+  if (name == "client_ca_file") return text(item, out.client_ca_file);
+  if (name == "min_version") return choice(item, out.min_version, parse_tls_version, "TLS12, TLS13");
+  if (name == "client_auth_type") {
+    if (item.value.IsNull()) return void(out.client_auth = ClientAuth::none);
+    return choice(item, out.client_auth, parse_client_auth, "\"\", NoClientCert, RequireAndVerifyClientCert");
+  }
+  unknown(item, {std::begin(tls_keys), std::end(tls_keys)});
+}
+
+void WebLoader::users(const Item& item) {
+  if (item.value.IsNull()) return;
+  if (!item.value.IsMap()) return error(item, "expected a mapping of user names to bcrypt hashes, " + got(item.value));
+  entries(item.value, item.path, [this](const Item& user) {
+    if (const auto* hash = scalar(user, "a bcrypt hash")) web.basic_auth_users[user.key.Scalar()] = *hash;
+  });
+}
+
+void WebLoader::unknown(const Item& item, const std::vector<std::string_view>& known) {
+  const auto name = last_part(item.path);
+  std::string message = "unknown key '" + item.path + "'";
+  if (std::find(std::begin(unsupported_web_keys), std::end(unsupported_web_keys), name) != std::end(unsupported_web_keys))
+    message = "'" + item.path + "' is not supported by lockwatch; it reads " + join(known) + " here";
+  else if (auto near = detail::closest(name, known))
+    message += " (did you mean '" + std::string(*near) + "'?)";
+  else
+    message += "; known keys here: " + join(known);
+  error(position_of(item.key.Mark()), message);
+}
+
+WebLoadResult WebLoader::finish() {
+  auto errors = sorted_errors(detail::check_web(web));
+  if (!errors.empty()) return {std::nullopt, std::move(errors)};
+  return {std::move(web), {}};
+}
+
+// yaml-cpp stops at its first syntax error: nothing after it can be checked.
+template <class Result, class AnyLoader>
+Result load_with(AnyLoader loader, std::string_view text, std::string_view name) {
+  try {
+    loader.document(YAML::LoadAll(std::string(text)));
+  } catch (const YAML::Exception& e) {
+    const auto at = position_of(e.mark);
+    return {std::nullopt, {{std::string(name), at.line, at.column, "invalid YAML: " + e.msg}}};
+  }
+  return loader.finish();
 }
 
 }  // namespace
 
 LoadResult load_config_text(std::string_view text, std::string_view name) {
-  Loader loader(name);
-  try {
-    loader.document(YAML::LoadAll(std::string(text)));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp stops at its first syntax error: nothing after it can be checked.
-    const auto at = position_of(e.mark);
-    return {std::nullopt, {{std::string(name), at.line, at.column, "invalid YAML: " + e.msg}}};
-  }
-  return loader.finish();
+  return load_with<LoadResult>(Loader(name), text, name);
+}
+
+WebLoadResult load_web_config_text(std::string_view text, std::string_view name) {
+  return load_with<WebLoadResult>(WebLoader(name), text, name);
 }
 
 }  // namespace lockwatch::config

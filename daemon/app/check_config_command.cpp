@@ -2,6 +2,7 @@
 #include "check_config_command.hpp"
 
 #include <string>
+#include <vector>
 
 #include "lockwatch/config/load.hpp"
 
@@ -11,12 +12,19 @@ namespace {
 constexpr std::string_view usage =
     "usage: lockwatch check-config FILE\n"
     "  Reads a YAML configuration file as 'lockwatch run --config FILE' would and reports every\n"
-    "  problem as FILE:LINE:COL: message. Exit codes: 0 valid, 1 invalid, 2 usage.\n"
+    "  problem as FILE:LINE:COL: message, and the web config file it names the same way.\n"
+    "  Exit codes: 0 valid, 1 invalid, 2 usage.\n"
     "  The keys and their defaults: docs/configuration.md.\n";
 
 int usage_error(std::ostream& err, const std::string& problem) {
   err << "lockwatch check-config: " << problem << "\n" << usage;
   return 2;
+}
+
+int invalid(std::ostream& err, const std::string& path, const std::vector<config::ConfigError>& errors) {
+  for (const auto& e : errors) err << config::to_string(e) << "\n";
+  err << path << ": " << errors.size() << (errors.size() == 1 ? " error\n" : " errors\n");
+  return 1;
 }
 
 }  // namespace
@@ -30,11 +38,13 @@ int run_check_config(std::span<const std::string_view> args, std::ostream& out, 
   // A leading '-' is an option we do not have; "./-x" still names such a file.
   if (args[0].starts_with("-")) return usage_error(err, "unknown option " + std::string(args[0]));
   const std::string path(args[0]);
-  const auto result = config::load_config_file(path);
-  if (!result.ok()) {
-    for (const auto& e : result.errors) err << config::to_string(e) << "\n";
-    err << path << ": " << result.errors.size() << (result.errors.size() == 1 ? " error\n" : " errors\n");
-    return 1;
+  auto result = config::load_config_file(path);
+  if (!result.ok()) return invalid(err, path, result.errors);
+  // The web config it names is part of what `run` reads (its certificates are loaded only at start).
+  if (const auto& web_file = result.config->web_config_file; !web_file.empty()) {
+    auto web = config::load_web_config_file(web_file);
+    if (!web.ok()) return invalid(err, web_file, web.errors);
+    result.config->web = std::move(*web.web);
   }
   out << path << ": ok\n" << config::summary(*result.config) << "\n";
   return 0;

@@ -20,10 +20,11 @@ namespace {
 constexpr std::string_view usage =
     "usage: lockwatch run [--config FILE] [--pid PID]... [--match REGEX] [--interval DURATION]\n"
     "                     [--listen HOST:PORT] [--ring-size N] [--backend attach|jstack]\n"
-    "                     [--incident-dir DIR] [--log-level LEVEL]\n"
+    "                     [--incident-dir DIR] [--log-level LEVEL] [--web.config.file FILE]\n"
     "  Samples the JVMs on this machine (or the given ones) and serves metrics and an API.\n"
     "  Flags override the config file; with no PID, match or config every JVM is watched.\n"
-    "  SIGHUP reloads the config file; SIGTERM or SIGINT stops.\n";
+    "  --web.config.file: TLS and basic auth for the HTTP endpoint (node_exporter's format).\n"
+    "  SIGHUP reloads the config file and the web config file; SIGTERM or SIGINT stops.\n";
 
 struct Flags {
   std::string config_file;
@@ -60,6 +61,7 @@ const std::map<std::string_view, Setter>& setters() {
          return b ? (c.backend = *b, "") : "--backend takes attach or jstack";
        }},
       {"--incident-dir", [](config::Config& c, const std::string& v) { return c.incidents.directory = v, std::string(); }},
+      {"--web.config.file", [](config::Config& c, const std::string& v) { return c.web_config_file = v, std::string(); }},
       {"--log-level", [](config::Config& c, const std::string& v) -> std::string {
          const auto l = config::parse_log_level(v);
          return l ? (c.log.level = *l, "") : "--log-level takes trace, debug, info, warn, error or off";
@@ -89,6 +91,16 @@ std::string parse_flags(std::span<const std::string_view> args, Flags& flags) {
   return "";
 }
 
+// The web config file the settings name, read on start and on every SIGHUP like the config.
+bool read_web_config(config::Config& c, std::string& error) {
+  if (c.web_config_file.empty()) return true;
+  auto web = config::load_web_config_file(c.web_config_file);
+  for (const auto& e : web.errors) error += config::to_string(e) + "\n";
+  if (!web.ok()) return false;
+  c.web = std::move(*web.web);
+  return true;
+}
+
 // The file (or the defaults), then the flags, then the checks: the same on start and on SIGHUP.
 std::optional<config::Config> effective(const Flags& flags, std::string& error) {
   config::Config c;
@@ -101,15 +113,15 @@ std::optional<config::Config> effective(const Flags& flags, std::string& error) 
   for (const auto& o : flags.overrides)
     if (auto e = o(c); !e.empty()) return error = e + "\n", std::nullopt;
   for (const auto& e : config::validate(c)) error += config::to_string(e) + "\n";
-  return error.empty() ? std::optional(c) : std::nullopt;
+  return error.empty() && read_web_config(c, error) ? std::optional(c) : std::nullopt;
 }
 
-std::string metrics_url(const std::string& listen, std::uint16_t port) {
-  const auto address = config::parse_listen(listen);
+std::string metrics_url(const config::Config& c, std::uint16_t port) {
+  const auto address = config::parse_listen(c.listen);
   std::string host = address ? address->host : "127.0.0.1";
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   if (host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";  // all interfaces: loopback works here
-  return "http://" + host + ":" + std::to_string(port) + "/metrics";
+  return (c.web.tls ? "https://" : "http://") + host + ":" + std::to_string(port) + "/metrics";
 }
 
 }  // namespace
@@ -126,7 +138,7 @@ int run_daemon(std::span<const std::string_view> args, std::ostream& out, std::o
   try {
     service::Daemon daemon(std::move(settings));
     daemon.start();
-    out << "lockwatch: metrics at " << metrics_url(config->listen, daemon.port()) << std::endl;
+    out << "lockwatch: metrics at " << metrics_url(*config, daemon.port()) << std::endl;
     return daemon.run();
   } catch (const std::exception& e) {
     err << "lockwatch run: " << e.what() << "\n";

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <regex>
@@ -175,4 +176,85 @@ TEST_CASE("run: an event-loop thread BLOCKED is its own gauge", "[e2e][jvm]") {
                .value_or(0) >= 1;
   }));
   CHECK_FALSE(metric(d.metrics(), "lockwatch_event_loop_blocked_threads", {"pool=\"http-nio"}));
+}
+
+namespace {
+
+// bcrypt (cost 4) of "secret", as `htpasswd -nbBC 4 USER secret` writes it.
+constexpr const char* secret_hash = "$2y$04$ORtftCAIc4UaHHaJd/qcnOv/IPmsgRVezpq.RxLdbGHp/VHD35iN2";
+
+bool have(const std::string& tool) {
+  if (test::run_command({"sh", "-c", "command -v " + tool}, 10s).exit_code == 0) return true;
+  if (std::getenv("CI")) FAIL(tool + " is missing (see scripts/deps.sh)");
+  WARN("SKIPPED: " << tool << " not installed");
+  return false;
+}
+
+struct Curl {
+  int status = 0;  // 0: no HTTP answer
+  std::string body;
+};
+
+// curl trusting the test certificate; `args` add credentials, and the URL comes last.
+Curl curl(const fs::path& ca, std::vector<std::string> args) {
+  std::vector<std::string> argv{"curl", "--silent", "--max-time", "10", "--cacert", ca.string(), "--write-out", "\n%{http_code}"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = test::run_command(argv, 30s);
+  const auto nl = r.out.rfind('\n');
+  if (nl == std::string::npos) return {};
+  return {std::atoi(r.out.c_str() + nl + 1), r.out.substr(0, nl)};
+}
+
+void write_web_config(const fs::path& file, const std::string& user) {
+  // Relative paths: the certificate sits next to the file, as in a mounted Secret.
+  test::write_file(file, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n  min_version: TLS12\n"
+                         "basic_auth_users:\n  " + user + ": " + secret_hash + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("run: --web.config.file serves /metrics over TLS to an authenticated client, and reloads it", "[e2e][web]") {
+  if (!have("openssl") || !have("curl")) return;
+  const auto dir = scratch("web");
+  const auto made = test::run_command({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                                       "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", (dir / "tls.key").string(),
+                                       "-out", (dir / "tls.crt").string()}, 120s);
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  write_web_config(dir / "web.yaml", "prometheus");
+  Daemon d({"--web.config.file", (dir / "web.yaml").string(), "--match", "^no-such-jvm$", "--incident-dir", (dir / "incidents").string()});
+  CHECK(d.proc->output().find("https://127.0.0.1:") != std::string::npos);
+  const auto url = "https://127.0.0.1:" + std::to_string(d.port);
+  const auto ca = dir / "tls.crt";
+
+  const auto metrics = curl(ca, {"--user", "prometheus:secret", url + "/metrics"});
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("lockwatch_") != std::string::npos);
+  CHECK(curl(ca, {url + "/metrics"}).status == 401);
+  CHECK(curl(ca, {"--user", "prometheus:wrong", url + "/api/v1/targets"}).status == 401);
+  CHECK(curl(ca, {url + "/healthz"}).status == 200);
+  CHECK(curl(ca, {"http://127.0.0.1:" + std::to_string(d.port) + "/metrics"}).status == 400);  // plain HTTP
+
+  // A broken web config on SIGHUP is refused and the running one kept.
+  test::write_file(dir / "web.yaml", "tls_server_config:\n  cert_file: tls.crt\n");
+  ::kill(d.proc->pid(), SIGHUP);
+  std::this_thread::sleep_for(1s);
+  CHECK(curl(ca, {"--user", "prometheus:secret", url + "/metrics"}).status == 200);
+  // A good one replaces the users (and re-reads the certificate files).
+  write_web_config(dir / "web.yaml", "grafana");
+  ::kill(d.proc->pid(), SIGHUP);
+  CHECK(eventually([&] { return curl(ca, {"--user", "grafana:secret", url + "/metrics"}).status == 200; }, 10s));
+  CHECK(curl(ca, {"--user", "prometheus:secret", url + "/metrics"}).status == 401);
+}
+
+TEST_CASE("run: a bad web config names file, line and column and the daemon does not start", "[e2e][web]") {
+  const auto dir = scratch("badweb");
+  test::write_file(dir / "web.yaml", "tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version: TLS10\n");
+  const auto r = test::run_command({LOCKWATCH_BINARY, "run", "--web.config.file", (dir / "web.yaml").string()}, 30s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("web.yaml:4:16: tls_server_config.min_version: expected one of TLS12, TLS13, got 'TLS10'") != std::string::npos);
+  test::write_file(dir / "web.yaml", "tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n");
+  const auto missing = test::run_command({LOCKWATCH_BINARY, "run", "--listen", "127.0.0.1:0", "--web.config.file", (dir / "web.yaml").string()}, 30s);
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("TLS: cannot load the certificate " + (dir / "missing.crt").string()) != std::string::npos);
 }

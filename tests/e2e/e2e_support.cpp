@@ -34,7 +34,7 @@ Daemon::Daemon(std::vector<std::string> args) {
   REQUIRE(proc->wait_for_line("/metrics", 30s));
   std::smatch m;
   const std::string out = proc->output();
-  REQUIRE(std::regex_search(out, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/metrics)")));
+  REQUIRE(std::regex_search(out, m, std::regex(R"(https?://127\.0\.0\.1:(\d+)/metrics)")));
   port = static_cast<std::uint16_t>(std::stoi(m[1]));
 }
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string_view>
+#include <type_traits>
+
 #include "lockwatch/sampling/attach_protocol.hpp"
 #include "lockwatch/sampling/proc.hpp"
 
@@ -10,6 +14,19 @@ using namespace std::string_view_literals;
 TEST_CASE("attach request: the exact bytes jstack sends (JDK 8-23)", "[attach][protocol]") {
   CHECK(encode_request(AttachCommand::threaddump) == "1\0threaddump\0\0\0\0"sv);
   CHECK(encode_request(AttachCommand::threaddump_locks) == "1\0threaddump\0-l\0\0\0"sv);
+}
+
+TEST_CASE("attach request: nothing but a read-only thread dump can be encoded", "[attach][protocol][security]") {
+  // The attach socket also loads agents ("load", "jcmd JVMTI.agent_load") and sets flags.
+  // The only way to build a request takes the closed enum - no string, no number - and
+  // every value its underlying type can hold, named or not, encodes a thread dump.
+  static_assert(!std::is_invocable_v<decltype(&encode_request), std::string_view>);
+  static_assert(!std::is_invocable_v<decltype(&encode_request), const char*>);
+  static_assert(!std::is_invocable_v<decltype(&encode_request), int>);
+  const std::set<std::string> allowed{std::string("1\0threaddump\0\0\0\0"sv), std::string("1\0threaddump\0-l\0\0\0"sv)};
+  std::set<std::string> seen;
+  for (unsigned v = 0; v <= 255; ++v) seen.insert(encode_request(static_cast<AttachCommand>(v)));
+  CHECK(seen == allowed);
 }
 
 TEST_CASE("attach reply: status line then payload, any split", "[attach][protocol]") {

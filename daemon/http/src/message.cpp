@@ -89,6 +89,7 @@ Response error_response(unsigned status, std::string_view message) {
 }
 
 Response bad_request(std::string_view why) { return error_response(400, why); }
+Response unauthorized() { return error_response(401, "unauthorized"); }
 Response not_found() { return error_response(404, "not found"); }
 Response method_not_allowed() { return error_response(405, "method not allowed: this API is read-only (GET, HEAD)"); }
 Response payload_too_large() { return error_response(413, "request too large"); }

@@ -28,12 +28,24 @@ double unix_now() { return std::chrono::duration<double>(std::chrono::system_clo
 double unix_of(std::chrono::system_clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 std::int64_t steady_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
+http::Security security_of(const config::WebSettings& web) {
+  http::Security security;
+  security.basic_auth_users.insert(web.basic_auth_users.begin(), web.basic_auth_users.end());
+  if (!web.tls) return security;
+  const auto& tls = *web.tls;
+  const bool verify = tls.client_auth == config::ClientAuth::require_and_verify;
+  security.tls = http::TlsOptions{tls.cert_file, tls.key_file, verify ? tls.client_ca_file : "",
+                                  tls.min_version == config::TlsVersion::tls13 ? http::TlsVersion::tls13 : http::TlsVersion::tls12};
+  return security;
+}
+
 http::ServerOptions server_options(const config::Config& c) {
   http::ServerOptions o;
   const auto listen = config::parse_listen(c.listen);
   if (listen) o.host = listen->host, o.port = listen->port;
   o.max_connections = c.http.max_connections;
   o.request_timeout = c.http.request_timeout;
+  o.security = security_of(c.web);
   return o;
 }
 
@@ -75,7 +87,7 @@ void Daemon::Impl::start() {
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
   wait_signal();
   log::info("lockwatch started", {{"version", settings.version}, {"config", config::summary(config)}});
-  log::info("serving", {{"metrics", "http://" + server_options(config).host + ":" + std::to_string(server.port()) + "/metrics"}});
+  log::info("serving", {{"metrics", (server.tls() ? "https://" : "http://") + server_options(config).host + ":" + std::to_string(server.port()) + "/metrics"}});
   beat();
   discover();
 }
@@ -254,6 +266,13 @@ void Daemon::Impl::reload() {
   std::string error;
   auto next = settings.reload ? settings.reload(error) : std::nullopt;
   if (!next) return log::error("config reload failed; keeping the running config", {{"error", error}});
+  // The certificate files are read again even when the web config is unchanged: that is
+  // how a rotated certificate (same path, new content) is picked up.
+  try {
+    server.set_security(security_of(next->web));
+  } catch (const std::exception& e) {
+    return log::error("config reload failed; keeping the running config", {{"error", e.what()}});
+  }
   apply(*next);
   log::info("config reloaded", {{"config", config::summary(config)}});
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,6 +72,27 @@ struct LogSettings {
   bool operator==(const LogSettings&) const = default;
 };
 
+enum class TlsVersion { tls12, tls13 };
+enum class ClientAuth { none, require_and_verify };
+
+/// `tls_server_config` of the web config file: the HTTP endpoint speaks only TLS.
+struct TlsServerSettings {
+  std::string cert_file;       // PEM chain; loaded paths are absolute (relative ones are the web file's)
+  std::string key_file;        // PEM private key of the certificate
+  TlsVersion min_version = TlsVersion::tls12;
+  std::string client_ca_file;  // with ClientAuth::require_and_verify: the CA client certificates must chain to
+  ClientAuth client_auth = ClientAuth::none;
+  bool operator==(const TlsServerSettings&) const = default;
+};
+
+/// The web config file (node_exporter's `--web.config.file` format, a subset): who may
+/// reach the HTTP endpoint and how. Empty: plain HTTP, no authentication.
+struct WebSettings {
+  std::optional<TlsServerSettings> tls;
+  std::map<std::string, std::string> basic_auth_users;  // user -> bcrypt hash ("$2y$10$...")
+  bool operator==(const WebSettings&) const = default;
+};
+
 struct Config {
   std::string listen = "127.0.0.1:9465";  // HOST:PORT, "[::1]:9465" for IPv6; see parse_listen
   std::chrono::milliseconds interval = std::chrono::seconds(1);
@@ -85,6 +107,8 @@ struct Config {
   IncidentSettings incidents;
   HttpSettings http;
   LogSettings log;
+  std::string web_config_file;  // empty: plain HTTP without authentication
+  WebSettings web;              // read from web_config_file by load_web_config_file(), never from this file
   // Comparable, so that a reload can tell whether anything changed.
   bool operator==(const Config&) const = default;
 };
@@ -103,6 +127,10 @@ std::string_view to_string(LogLevel level);
 std::string to_string(const LockPolicy& policy);
 std::optional<Backend> parse_backend(std::string_view text);
 std::optional<LogLevel> parse_log_level(std::string_view text);
+std::string_view to_string(TlsVersion version);  // "TLS12", "TLS13"
+std::optional<TlsVersion> parse_tls_version(std::string_view text);
+std::string_view to_string(ClientAuth auth);  // "NoClientCert", "RequireAndVerifyClientCert"
+std::optional<ClientAuth> parse_client_auth(std::string_view text);  // "" is NoClientCert
 
 /// The effective settings on one line, for `check-config` and the daemon's startup log.
 std::string summary(const Config& config);

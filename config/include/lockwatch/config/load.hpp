@@ -36,6 +36,17 @@ LoadResult load_config_file(const std::string& path);
 /// The same for text already in memory; `name` is the file name errors carry.
 LoadResult load_config_text(std::string_view text, std::string_view name);
 
+/// The web config file named by `web_config_file`, with the same kind of errors. Relative
+/// certificate and key paths are taken relative to the file's directory (as node_exporter
+/// does) and returned absolute. An empty file gives plain HTTP without authentication.
+struct WebLoadResult {
+  std::optional<WebSettings> web;
+  std::vector<ConfigError> errors;
+  bool ok() const { return web.has_value(); }
+};
+WebLoadResult load_web_config_file(const std::string& path);
+WebLoadResult load_web_config_text(std::string_view text, std::string_view name);
+
 /// The checks the loader runs after reading, for a Config changed since (command-line
 /// overrides): ranges, listen address, regex, cross-setting rules. Errors have no file or
 /// position; each message starts with the key ("interval: must be greater than 0").

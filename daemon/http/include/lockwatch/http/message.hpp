@@ -43,6 +43,7 @@ Response json_response(std::string body, unsigned status = 200);
 /// so the body is valid JSON whatever an exception's text holds.
 Response error_response(unsigned status, std::string_view message);
 Response bad_request(std::string_view why);
+Response unauthorized();  // the server adds WWW-Authenticate: Basic realm="lockwatch"
 Response not_found();
 Response method_not_allowed();  // the server adds "Allow: GET, HEAD"
 Response payload_too_large();

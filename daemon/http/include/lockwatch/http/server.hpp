@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lockwatch/http/message.hpp"
@@ -16,6 +18,24 @@ class io_context;
 }
 
 namespace lockwatch::http {
+
+enum class TlsVersion { tls12, tls13 };
+
+/// TLS on every connection; PEM files, read when the options are applied.
+struct TlsOptions {
+  std::string cert_file;       // the server's certificate first, then any intermediates
+  std::string key_file;        // its private key, unencrypted
+  std::string client_ca_file;  // non-empty: a client must present a certificate this CA signed
+  TlsVersion min_version = TlsVersion::tls12;
+};
+
+/// Who may talk to the server, and how. The default is plain HTTP without authentication.
+struct Security {
+  std::optional<TlsOptions> tls;
+  /// Basic auth users: name -> bcrypt hash ("$2y$10$..."). When there are any, every path
+  /// but /healthz (a kubelet probe carries no credentials) answers 401 without valid ones.
+  std::map<std::string, std::string, std::less<>> basic_auth_users;
+};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // an address ("::1", "0.0.0.0", "[::1]") or a name resolved once at start()
@@ -27,6 +47,7 @@ struct ServerOptions {
   std::chrono::milliseconds request_timeout{5000};
   /// Request line + headers + body; a larger request gets 413 and the connection closes.
   std::size_t max_request_bytes = 16 * 1024;
+  Security security;
 };
 
 struct ServerStats {
@@ -43,10 +64,17 @@ struct ServerStats {
 /// snapshots and never waits for a dump. For HEAD it is called as for GET and the body is
 /// dropped, Content-Length kept. Responses carry Content-Length, Content-Type,
 /// Cache-Control: no-store and X-Content-Type-Options: nosniff.
+///
+/// With TLS, every limit above holds for the encrypted connection: the handshake and the
+/// first request share one request_timeout. A client speaking plain HTTP to the TLS port
+/// gets a plain 400 and the connection is closed. With basic auth, passwords are checked
+/// with bcrypt on a thread of the Server's own, never on the io_context's.
 class Server {
  public:
   using Handler = std::function<Response(const Request&)>;
 
+  /// Throws std::runtime_error naming the file when options.security.tls names a
+  /// certificate, key or CA that cannot be loaded.
   Server(boost::asio::io_context& io, ServerOptions options, Handler handler);
   ~Server();  // stop()s
   Server(const Server&) = delete;
@@ -63,6 +91,14 @@ class Server {
   void stop();
 
   ServerStats stats() const;
+
+  /// New TLS files for the connections accepted from now on (open ones keep theirs), and
+  /// new users from the next request on. Throws std::runtime_error naming the file when a
+  /// certificate, key or CA cannot be loaded, and then changes nothing.
+  void set_security(const Security& security);
+
+  /// Whether connections accepted now speak TLS.
+  bool tls() const;
 
  private:
   struct Impl;  // shared with pending operations, so none outlives what it uses
