@@ -4,7 +4,8 @@
 #   2. a release build with warnings as errors and the whole CTest suite
 #      (unit, golden, fuzz replay, scenario JVMs),
 #   3. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
-#   4. a short libFuzzer smoke run of the parser (the long campaign is scripts/fuzz.sh),
+#   4. a short libFuzzer smoke run of every fuzz target, the 60 s split evenly between the
+#      four (the long campaign is scripts/fuzz.sh),
 #   5. a 60 s soak of the daemon on a 1000-thread JVM (the long one is scripts/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 if [ -x scripts/fuzz.sh ]; then
   echo "== fuzz smoke"
-  scripts/fuzz.sh --seconds "${LOCKWATCH_FUZZ_SMOKE_SECONDS:-60}"
+  scripts/fuzz.sh --target all --seconds "${LOCKWATCH_FUZZ_SMOKE_SECONDS:-60}"
 fi
 echo "== soak smoke"
 scripts/soak.sh --seconds "${LOCKWATCH_SOAK_SMOKE_SECONDS:-60}" --ring 100 --build build/release

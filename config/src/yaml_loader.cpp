@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // YAML text -> Config. The only file that includes yaml-cpp: its types stay out of every header.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <string>
+#include <sstream>
+#include <optional>
 
 #include "checks.hpp"
 #include "lockwatch/config/load.hpp"
@@ -501,13 +505,76 @@ WebLoadResult WebLoader::finish() {
   return {std::move(web), {}};
 }
 
+// yaml-cpp 0.7's LoadAll loops forever, adding a null document per turn until memory runs
+// out, when a document begins with a token no node can begin with (a stray ',': upstream
+// issue #1040, fixed after 0.8.0). Such a document consumes nothing, so the next one begins
+// at the same mark: this pass over the parser's events finds it before LoadAll runs.
+class StuckDocumentFinder final : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> stuck_at;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (last_start_ && last_start_->pos == mark.pos) stuck_at = mark;
+    last_start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  std::optional<YAML::Mark> last_start_;
+};
+
+// Where LoadAll would never return from; throws what LoadAll would throw on a syntax error.
+std::optional<YAML::Mark> stuck_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  StuckDocumentFinder finder;
+  while (!finder.stuck_at && parser.HandleNextDocument(finder)) {
+  }
+  return finder.stuck_at;
+}
+
+// yaml-cpp may read past the end of the text before it gives up (an escape such as "\x" or
+// "\U" cut short by the end of the file) and report a column beyond the last character.
+// Brought back to just past the end of its line, so FILE:LINE:COL always points into the
+// file; only for text yaml-cpp reads as UTF-8 byte by byte (a NUL byte or a 0xFE/0xFF first
+// byte may make it UTF-16 or UTF-32, whose columns are not bytes).
+Position inside_text(Position at, std::string_view text) {
+  const bool utf8 = text.find('\0') == std::string_view::npos &&
+                    (text.empty() || (text.front() != '\xfe' && text.front() != '\xff'));
+  if (!utf8 || at.line < 1) return at;
+  std::size_t begin = 0;
+  for (int line = 1; line < at.line; ++line) {
+    begin = text.find('\n', begin);
+    if (begin == std::string_view::npos) return at;
+    ++begin;
+  }
+  const auto end = std::min(text.find('\n', begin), text.size());
+  const std::size_t bom = begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;  // not a column
+  at.column = std::min(at.column, static_cast<int>(end - begin - bom) + 1);
+  return at;
+}
+
+
 // yaml-cpp stops at its first syntax error: nothing after it can be checked.
 template <class Result, class AnyLoader>
 Result load_with(AnyLoader loader, std::string_view text, std::string_view name) {
+  const std::string yaml(text);
   try {
-    loader.document(YAML::LoadAll(std::string(text)));
+    if (const auto stuck = stuck_document(yaml)) {
+      const auto at = position_of(*stuck);
+      return {std::nullopt,
+              {{std::string(name), at.line, at.column, "invalid YAML: no value can start here (a ',' outside [] or {}?)"}}};
+    }
+    loader.document(YAML::LoadAll(yaml));
   } catch (const YAML::Exception& e) {
-    const auto at = position_of(e.mark);
+    const auto at = inside_text(position_of(e.mark), text);
     return {std::nullopt, {{std::string(name), at.line, at.column, "invalid YAML: " + e.msg}}};
   }
   return loader.finish();

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target for the attach reply decoder. A socket hands the reply over in pieces of any
+// size, so the result must not depend on where they break: the bytes fed whole, split at
+// one input-chosen point, and fed a byte at a time must give the same status, payload and
+// malformed flag. The result is also checked against the reply format itself.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lockwatch/sampling/attach_protocol.hpp"
+
+namespace {
+
+using lockwatch::sampling::ReplyDecoder;
+
+struct Decoded {
+  std::optional<int> status;
+  bool malformed = false;
+  std::string payload;
+
+  bool operator==(const Decoded&) const = default;
+};
+
+Decoded finish(const ReplyDecoder& decoder, std::string payload) {
+  return {decoder.status(), decoder.malformed(), std::move(payload)};
+}
+
+Decoded decode_whole(std::string_view in) {
+  ReplyDecoder decoder;
+  std::string payload(decoder.feed(in));
+  return finish(decoder, std::move(payload));
+}
+
+Decoded decode_split(std::string_view in, std::size_t cut) {
+  ReplyDecoder decoder;
+  std::string payload(decoder.feed(in.substr(0, cut)));
+  payload += decoder.feed(in.substr(cut));
+  return finish(decoder, std::move(payload));
+}
+
+// One byte per feed, with an empty feed before each: the worst a socket can do.
+Decoded decode_bytewise(std::string_view in) {
+  ReplyDecoder decoder;
+  std::string payload;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    payload += decoder.feed({});
+    payload += decoder.feed(in.substr(i, 1));
+  }
+  return finish(decoder, std::move(payload));
+}
+
+// The cut comes from the last two bytes, so the fuzzer steers it without moving the status
+// line at the front.
+std::size_t cut_point(std::string_view in) {
+  if (in.size() < 2) return in.size();
+  const auto hi = static_cast<unsigned char>(in[in.size() - 2]);
+  const auto lo = static_cast<unsigned char>(in[in.size() - 1]);
+  return (std::size_t{hi} << 8 | lo) % (in.size() + 1);
+}
+
+void print(const char* label, const Decoded& d) {
+  std::fprintf(stderr, "  %s: status=%s%d malformed=%d payload=%zu bytes\n", label, d.status ? "" : "(none) ",
+               d.status.value_or(0), d.malformed ? 1 : 0, d.payload.size());
+}
+
+[[noreturn]] void mismatch(const char* what, const Decoded& whole, const Decoded& other) {
+  std::fprintf(stderr, "attach_reply_fuzzer: %s\n", what);
+  print("whole", whole);
+  print("other", other);
+  __builtin_trap();
+}
+
+// What any decoding must say about `in`: a status exactly when the first line is a whole
+// number no longer than 11 characters, then the rest is payload; malformed never together
+// with a status; nothing at all while the first line is short and open.
+void check_format(std::string_view in, const Decoded& d) {
+  const auto nl = in.find('\n');
+  if (d.status && d.malformed) mismatch("status and malformed at once", d, d);
+  if (d.status && (nl == std::string_view::npos || nl > 11)) mismatch("a status without a short status line", d, d);
+  if (d.status && d.payload != in.substr(nl + 1)) mismatch("payload is not the bytes after the status line", d, d);
+  if (!d.status && !d.payload.empty()) mismatch("payload without a status", d, d);
+  if (!d.status && !d.malformed && (nl != std::string_view::npos || in.size() > 11))
+    mismatch("neither status nor malformed after a complete or overlong line", d, d);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // Bytes are bytes: the decoder reads them as chars, signedness is irrelevant here.
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  const Decoded whole = decode_whole(in);
+  check_format(in, whole);
+  const Decoded split = decode_split(in, cut_point(in));
+  if (!(split == whole)) mismatch("whole and split decodes differ", whole, split);
+  const Decoded bytewise = decode_bytewise(in);
+  if (!(bytewise == whole)) mismatch("whole and byte-by-byte decodes differ", whole, bytewise);
+  return 0;
+}
