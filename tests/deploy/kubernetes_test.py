@@ -214,9 +214,9 @@ def check_objects(folder, all_docs, pod, source, relabels_run):
                   f"{where}: the endpoint should be lockwatch's named port (9465) and /metrics, got {eps}")
             check(d["spec"].get("sampleLimit", 0) >= 144, f"{where}: sampleLimit below one target's 143 series + build_info")
             relabel = [r for e in eps for r in e.get("metricRelabelings", [])
-                       if r.get("sourceLabels") == ["target"] and r.get("targetLabel") == "target" and r.get("regex") == "run"]
+                       if r.get("sourceLabels") == ["target"] and r.get("targetLabel") == "target" and r.get("regex") == "lockwatch"]
             check(bool(relabel) == relabels_run,
-                  f"{where}: the target named 'run' (lockwatch's own command line) should be relabelled only without a shared PID namespace")
+                  f"{where}: the target named 'lockwatch' (lockwatch's own command line) should be relabelled only without a shared PID namespace")
         elif kind == "NetworkPolicy":
             spec = d["spec"]
             check(selects(spec["podSelector"], pod_labels), f"{where}: does not select the Deployment's pods")

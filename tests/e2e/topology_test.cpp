@@ -103,6 +103,16 @@ fs::path readable_classes(const Workdir& w) {
   return copy;
 }
 
+// The binary too: a build tree under /tmp is hidden by the containers' own /tmp.
+std::string readable_binary(const Workdir& w) {
+  const auto copy = w.dir / "lockwatch";
+  if (fs::exists(copy)) return copy.string();  // a running copy cannot be overwritten
+  fs::copy_file(LOCKWATCH_BINARY, copy);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec);
+  return copy.string();
+}
+
 std::uint16_t port_of(test::Child& daemon) {
   REQUIRE(daemon.wait_for_line("/metrics", 30s));
   std::smatch m;
@@ -141,17 +151,17 @@ TEST_CASE("topology: no shared PID namespace - StartAttachListener, a shared /tm
   // The lockwatch container, PID 1 of its own namespace: pid 1 there is lockwatch itself, whose
   // /proc/1/root/tmp is the shared /tmp - so `--pid 1` reaches the application's socket.
   Container sidecar(tmp, kNobody,
-                    std::string(LOCKWATCH_BINARY) + " run --pid 1 --listen 127.0.0.1:0 --interval 200ms --incident-dir " +
+                    readable_binary(w) + " run --pid 1 --listen 127.0.0.1:0 --interval 200ms --incident-dir " +
                         incidents.string());
   const auto port = port_of(sidecar.proc());
   REQUIRE(eventually([&] { return test::http_get(port, "/metrics").body.find("lockwatch_samples_total{result=\"ok\"") != std::string::npos; }));
   const auto metrics = test::http_get(port, "/metrics").body;
   INFO(metrics);
-  // The target is named from lockwatch's own command line ("run"), not the application's.
-  CHECK(metrics.find("lockwatch_target_up{target=\"run\"} 1") != std::string::npos);
+  // The target is named from lockwatch's own command line ("lockwatch"), not the application's.
+  CHECK(metrics.find("lockwatch_target_up{target=\"lockwatch\"} 1") != std::string::npos);
   CHECK(metrics.find("lock_class=\"Inventory\",site=\"Inventory.reserve\"") != std::string::npos);
   // hsperfdata comes through the shared /tmp too (pid 1 in both namespaces).
-  CHECK(metrics.find("lockwatch_jvm_threads_live{target=\"run\"}") != std::string::npos);
+  CHECK(metrics.find("lockwatch_jvm_threads_live{target=\"lockwatch\"}") != std::string::npos);
   const auto targets = test::http_get(port, "/api/v1/targets").body;
   CHECK(targets.find("\"hsperfdata\":\"/proc/1/root/tmp/hsperfdata_nobody/1\"") != std::string::npos);
 }
@@ -171,7 +181,7 @@ TEST_CASE("topology: a JVM whose uid has no passwd entry writes no hsperfdata an
 
   const auto incidents = w.shared("incidents", kNoPasswd);
   Container sidecar(w.shared("lockwatch-tmp", kNoPasswd), kNoPasswd,
-                    std::string(LOCKWATCH_BINARY) + " run --listen 127.0.0.1:0 --interval 200ms --incident-dir " +
+                    readable_binary(w) + " run --listen 127.0.0.1:0 --interval 200ms --incident-dir " +
                         incidents.string(), false);
   const auto port = port_of(sidecar.proc());
   std::this_thread::sleep_for(1s);  // discovery ran at start
@@ -179,7 +189,7 @@ TEST_CASE("topology: a JVM whose uid has no passwd entry writes no hsperfdata an
 
   // Named by pid it is a target, but without a socket lockwatch may not start the listener.
   Container by_pid(w.shared("lockwatch-tmp-2", kNoPasswd), kNoPasswd,
-                   std::string(LOCKWATCH_BINARY) + " run --pid " + std::to_string(app.host_pid()) +
+                   readable_binary(w) + " run --pid " + std::to_string(app.host_pid()) +
                        " --listen 127.0.0.1:0 --interval 200ms --incident-dir " + incidents.string(), false);
   const auto port2 = port_of(by_pid.proc());
   std::string targets;
