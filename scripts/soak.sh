@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Soak: lockwatch run at 10 Hz on a contended 1000-thread JVM (bench/java/ThousandThreads.java,
 # with churning threads) for a long time. Passes when, after the ring has filled, the daemon's
-# RSS grows by less than 5 %, its open file descriptors stay flat, and no sample failed.
+# RSS grows by less than 5 % (its lowest reading in the last third of
+# the run against the lowest in the first third), its open file descriptors stay flat, and no
+# sample failed.
 # CI runs a short version (scripts/test.sh: --seconds 60 --ring 100).
 #
 #   scripts/soak.sh [--seconds S] [--threads N] [--ring N] [--build DIR]
@@ -61,23 +63,31 @@ while [ "$(metric lockwatch_ring_samples)" -lt "$ring" ]; do sleep 1; done
 sleep 5  # one more incident or reload of the allocator's caches after the ring filled
 rss0=$(rss) fds0=$(fds) start=$SECONDS
 echo "soak: ring full ($ring dumps of $threads threads); RSS ${rss0} KiB, ${fds0} fds; running ${seconds}s"
-max_rss=$rss0 max_fds=$fds0
+max_rss=$rss0 max_fds=$fds0 readings=()
 while [ $((SECONDS - start)) -lt "$seconds" ]; do
-  sleep 10
+  sleep 1
   kill -0 "$daemon" 2>/dev/null || { echo "soak: FAIL - the daemon exited" >&2; exit 1; }
   r=$(rss) f=$(fds)
+  readings+=("$r")
   [ "$r" -gt "$max_rss" ] && max_rss=$r
   [ "$f" -gt "$max_fds" ] && max_fds=$f
-  echo "soak: t=$((SECONDS - start))s RSS ${r} KiB fds ${f}"
+  [ $(((SECONDS - start) % 10)) = 0 ] && echo "soak: t=$((SECONDS - start))s RSS ${r} KiB fds ${f}"
 done
 rss1=$(rss) fds1=$(fds)
 ok=$(metric 'lockwatch_samples_total{result="ok"')
 all=$(metric lockwatch_samples_total)
 failed=$(awk -v a="$all" -v o="$ok" 'BEGIN { print a - o }')
-growth=$(awk -v a="$rss0" -v b="$max_rss" 'BEGIN { printf "%.1f", 100 * (b - a) / a }')
-echo "soak: ${seconds}s after the ring filled: RSS ${rss0} -> ${rss1} KiB (peak +${growth}%), fds ${fds0} -> ${fds1} (peak ${max_fds}), samples ${ok} ok / ${failed} failed, $(metric lockwatch_missed_ticks_total) missed ticks"
+# Growth is the floor, not a peak: every reading may catch a 1.5 MB dump being parsed or an
+# incident being written, and glibc returns the pages after it. A leak raises the lowest RSS, so
+# the lowest reading of the last third is compared with the lowest of the first third.
+growth=$(printf '%s\n' "${readings[@]}" | awk '{ v[NR] = $1 } END {
+  n = int(NR / 3); if (n < 1) n = 1; a = v[1]; b = v[NR]
+  for (i = 1; i <= n; i++) { if (v[i] < a) a = v[i]; if (v[NR - n + i] < b) b = v[NR - n + i] }
+  printf "%.1f", 100 * (b - a) / a }')
+echo "soak: outcomes: $(curl -s "$url" | grep '^lockwatch_samples_total' | sed 's/.*result="\([a-z_]*\)".* /\1=/' | tr '\n' ' ')"
+echo "soak: ${seconds}s after the ring filled: RSS ${rss0} -> ${rss1} KiB (peak ${max_rss} KiB, floor +${growth}%), fds ${fds0} -> ${fds1} (peak ${max_fds}), samples ${ok} ok / ${failed} failed, $(metric lockwatch_missed_ticks_total) missed ticks"
 status=0
-awk -v g="$growth" 'BEGIN { exit !(g < 5) }' || { echo "soak: FAIL - RSS grew ${growth}% (limit 5%)" >&2; status=1; }
+awk -v g="$growth" 'BEGIN { exit !(g < 5) }' || { echo "soak: FAIL - the RSS floor grew ${growth}% from the first third of the run to the last (limit 5%)" >&2; status=1; }
 [ "$max_fds" -le $((fds0 + 2)) ] || { echo "soak: FAIL - file descriptors grew from ${fds0} to ${max_fds}" >&2; status=1; }
 [ "$failed" = 0 ] || { echo "soak: FAIL - ${failed} samples failed" >&2; status=1; }
 [ $status = 0 ] && echo "soak: PASS"
