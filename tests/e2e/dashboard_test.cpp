@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shipped dashboard and alert rules against a real Prometheus scraping the real lockwatch
-// daemon on a contended JVM: every panel query returns data, and the hot-lock alert goes off.
+// daemon on contended JVMs: every panel query returns data, the hot-lock alert goes off, and the
+// BLOCKED-spike alert goes off for a target that jumps from calm, not for one that stays busy.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
 #include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -18,6 +18,7 @@
 #include <regex>
 #include <thread>
 
+#include "http_get.hpp"
 #include "json_reader.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
@@ -30,35 +31,6 @@ using parser::detail::JsonType;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Reply {
-  int status = 0;
-  std::string body;
-};
-
-/// GET over HTTP/1.0, so that Prometheus answers without chunked encoding and closes.
-Reply get(std::uint16_t port, const std::string& path) {
-  Reply reply;
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return ::close(fd), reply;
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) return ::close(fd), reply;
-  std::string raw;
-  std::array<char, 65536> buf{};
-  for (ssize_t n; (n = ::recv(fd, buf.data(), buf.size(), 0)) > 0;) raw.append(buf.data(), static_cast<std::size_t>(n));
-  ::close(fd);
-  const auto end = raw.find("\r\n\r\n");
-  if (end == std::string::npos || raw.size() < 12) return reply;
-  reply.status = std::stoi(raw.substr(9, 3));
-  reply.body = raw.substr(end + 4);
-  return reply;
-}
 
 std::string url_encode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
@@ -151,7 +123,7 @@ struct Alert {
 };
 
 std::vector<Alert> alerts(std::uint16_t port) {
-  const auto body = get(port, "/api/v1/alerts").body;
+  const auto body = test::http_get(port, "/api/v1/alerts").body;
   const auto doc = JsonDocument::parse(body);
   std::vector<Alert> out;
   if (!doc.ok() || doc.root() == nullptr) return out;
@@ -180,6 +152,21 @@ std::string with_short_for(const std::string& rules, int& rewritten) {
   return std::regex_replace(rules, for_clause, "$011s");
 }
 
+/// The BLOCKED-spike alert's half-hour baseline, ending 5 minutes back, shrunk to 20 s ending 2 s
+/// back: a test of seconds can then give a target a calm history and a jump after it.
+std::string with_short_baseline(const std::string& rules, int& rewritten) {
+  static const std::regex baseline(R"(\[30m\] offset 5m)");
+  rewritten = static_cast<int>(std::distance(std::sregex_iterator(rules.begin(), rules.end(), baseline), std::sregex_iterator()));
+  return std::regex_replace(rules, baseline, "[20s] offset 2s");
+}
+
+bool has_alert(const std::vector<Alert>& seen, const std::string& name, const std::string& target) {
+  return std::any_of(seen.begin(), seen.end(), [&](const Alert& a) {
+    return a.name == name && (a.state == "pending" || a.state == "firing") && a.labels.count("target") != 0 &&
+           a.labels.at("target") == target;
+  });
+}
+
 /// Deletes a directory tree when the test ends, passed or not.
 struct Scratch {
   fs::path dir;
@@ -196,7 +183,7 @@ struct Scratch {
 
 }  // namespace
 
-TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock alert fires on a real Prometheus",
+TEST_CASE("dashboard and alerts: every panel query has data, the hot-lock and BLOCKED-spike alerts fire on a real Prometheus",
           "[e2e][jvm][deploy][dashboard]") {
   if (test::run_command({"sh", "-c", "command -v " LOCKWATCH_PROMETHEUS}, 10s).exit_code != 0) {
     if (std::getenv("CI")) FAIL("prometheus is missing (Debian package prometheus)");
@@ -212,22 +199,30 @@ TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock ale
       fs::path(LOCKWATCH_JDK17_HOME) / "bin" / "java", "-Xmx64m", "-cp",
       (fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk17").string(), "MonitorContention", "300"});
   REQUIRE(jvm->wait_for_line("READY", 60s));
+  // A second JVM, calm until the test creates `spike`, then with 15 threads BLOCKED on one lock.
+  const fs::path spike_trigger = work.dir / "spike";
+  auto spiking_jvm = std::make_unique<test::Child>(std::vector<std::string>{
+      fs::path(LOCKWATCH_JDK17_HOME) / "bin" / "java", "-Xmx64m", "-cp",
+      (fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk17").string(), "BlockedSpike", "300", spike_trigger.string()});
+  REQUIRE(spiking_jvm->wait_for_line("READY", 60s));
   test::write_file(work.dir / "lockwatch.yaml", "incidents:\n  directory: " + (work.dir / "incidents").string() +
                                                     "\n  blocked_threshold: 3\n  burst_count: 3\n");
   auto daemon = std::make_unique<test::Child>(std::vector<std::string>{
       LOCKWATCH_BINARY, "run", "--config", (work.dir / "lockwatch.yaml").string(), "--pid", std::to_string(jvm->pid()),
-      "--listen", "127.0.0.1:0", "--interval", "200ms"});
+      "--pid", std::to_string(spiking_jvm->pid()), "--listen", "127.0.0.1:0", "--interval", "200ms"});
   REQUIRE(daemon->wait_for_line("/metrics", 30s));
   std::smatch m;
   const std::string said = daemon->output();
   REQUIRE(std::regex_search(said, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/metrics)")));
   const std::string lockwatch_address = "127.0.0.1:" + m[1].str();
 
-  // Prometheus scraping it every second, with the shipped rules (only `for:` shortened).
-  int rewritten = 0;
-  test::write_file(work.dir / "lockwatch.rules.yml",
-                   with_short_for(test::read_file(deploy / "prometheus" / "lockwatch.rules.yml"), rewritten));
+  // Prometheus scraping it every second, with the shipped rules (only `for:` and the spike's
+  // baseline window shortened).
+  int rewritten = 0, baselines = 0;
+  const auto rules = with_short_for(test::read_file(deploy / "prometheus" / "lockwatch.rules.yml"), rewritten);
+  test::write_file(work.dir / "lockwatch.rules.yml", with_short_baseline(rules, baselines));
   REQUIRE(rewritten >= 5);  // the rule file still has its `for:` clauses
+  REQUIRE(baselines == 1);  // and the spike alert its baseline
   test::write_file(work.dir / "prometheus.yml",
                    "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
                    "rule_files:\n  - " + (work.dir / "lockwatch.rules.yml").string() +
@@ -240,12 +235,12 @@ TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock ale
       "--storage.tsdb.path=" + (work.dir / "tsdb").string(), "--web.listen-address=127.0.0.1:" + std::to_string(port),
       "--log.level=warn"});
   // Generous deadlines: on a loaded 2-core machine Prometheus can take tens of seconds to start.
-  const bool ready = eventually([&] { return get(port, "/-/ready").status == 200; }, 90s);
+  const bool ready = eventually([&] { return test::http_get(port, "/-/ready").status == 200; }, 90s);
   INFO("prometheus " << (::kill(prometheus->pid(), 0) == 0 ? "is running" : "has exited") << "; its log is above");
   REQUIRE(ready);
 
   const auto query = [&](const std::string& promql) {
-    return get(port, "/api/v1/query?query=" + url_encode(promql)).body;
+    return test::http_get(port, "/api/v1/query?query=" + url_encode(promql)).body;
   };
   REQUIRE(eventually([&] { return query("lockwatch_target_up == 1").find("MonitorContention") != std::string::npos; }, 60s));
 
@@ -286,6 +281,27 @@ TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock ale
     CHECK(a.labels.at("target") == "MonitorContention");
     CHECK(a.annotations.at("description").find("/api/v1/targets/MonitorContention/contention") != std::string::npos);
   }
+
+  // The spike: a calm history of zeros first (the baseline needs samples), no spike alert yet;
+  // then the jump, and the alert goes off for that target only.
+  const std::string calm = R"(count_over_time(target:lockwatch_threads_blocked:sum{target="BlockedSpike"}[1m]) >= 15)";
+  REQUIRE(eventually([&] { return result_count(query(calm)) > 0; }, 60s));
+  CHECK(result_count(query(R"(target:lockwatch_threads_blocked:sum{target="BlockedSpike"} == 0)")) > 0);
+  CHECK_FALSE(has_alert(alerts(port), "LockwatchBlockedThreadsSpike", "BlockedSpike"));
+  test::write_file(spike_trigger, "");
+  const bool spiked = eventually([&] {
+    seen = alerts(port);
+    return has_alert(seen, "LockwatchBlockedThreadsSpike", "BlockedSpike");
+  }, 60s);
+  for (const auto& a : seen) UNSCOPED_INFO(a.name << " " << a.state << " " << (a.labels.count("target") ? a.labels.at("target") : ""));
+  REQUIRE(spiked);
+  for (const auto& a : seen) {
+    if (a.name != "LockwatchBlockedThreadsSpike") continue;
+    CHECK(a.labels.at("target") == "BlockedSpike");  // MonitorContention is busy, but steadily
+    CHECK(a.labels.at("severity") == "warning");
+    CHECK(std::regex_search(a.annotations.at("summary"), std::regex(R"(^BlockedSpike: 1\d BLOCKED threads, over 3x)")));
+    CHECK(a.annotations.at("description").find("/api/v1/targets/BlockedSpike/contention") != std::string::npos);
+  }
   // No deadlock, and the target is up: those alerts stay quiet.
   for (const auto& a : seen) {
     CHECK(a.name != "LockwatchDeadlock");
@@ -294,5 +310,6 @@ TEST_CASE("dashboard and alerts: every panel query has data and the hot-lock ale
   // Processes are killed and reaped in reverse order by the Child destructors.
   prometheus.reset();
   daemon.reset();
+  spiking_jvm.reset();
   jvm.reset();
 }

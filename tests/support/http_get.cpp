@@ -19,6 +19,20 @@ std::string header(const std::string& head, const std::string& name) {
   return head.substr(from, head.find("\r\n", from) - from);
 }
 
+// Go's net/http (Prometheus) chunks a body of unknown length even on a closing connection.
+std::string dechunk(const std::string& body) {
+  std::string out;
+  for (std::size_t at = 0; at < body.size();) {
+    const auto eol = body.find("\r\n", at);
+    if (eol == std::string::npos) break;
+    const auto size = std::stoul(body.substr(at, eol - at), nullptr, 16);
+    if (size == 0) break;
+    out.append(body, eol + 2, size);
+    at = eol + 2 + size + 2;
+  }
+  return out;
+}
+
 }  // namespace
 
 HttpReply http_get(std::uint16_t port, const std::string& path) {
@@ -43,6 +57,7 @@ HttpReply http_get(std::uint16_t port, const std::string& path) {
   const auto head = raw.substr(0, end);
   reply.content_type = header(head, "Content-Type");
   reply.body = raw.substr(end + 4);
+  if (header(head, "Transfer-Encoding") == "chunked") reply.body = dechunk(reply.body);
   return reply;
 }
 

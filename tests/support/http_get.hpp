@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A minimal blocking HTTP/1.1 GET for tests of the daemon's endpoints (plain sockets, so the
-// client shares no code with the server it checks).
+// A minimal blocking HTTP/1.1 GET for tests of the daemon's endpoints and of Prometheus's API
+// (plain sockets, so the client shares no code with the server it checks; chunked bodies are
+// joined).
 #pragma once
 
 #include <cstdint>
