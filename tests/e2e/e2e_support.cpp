@@ -28,9 +28,9 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-Daemon::Daemon(std::vector<std::string> args) {
+Daemon::Daemon(std::vector<std::string> args, bool capture_log) {
   args.insert(args.begin(), {LOCKWATCH_BINARY, "run", "--listen", "127.0.0.1:0"});
-  proc = std::make_unique<test::Child>(args);
+  proc = std::make_unique<test::Child>(args, capture_log);
   REQUIRE(proc->wait_for_line("/metrics", 30s));
   std::smatch m;
   const std::string out = proc->output();

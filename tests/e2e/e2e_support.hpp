@@ -28,7 +28,8 @@ struct Daemon {
   std::unique_ptr<test::Child> proc;
   std::uint16_t port = 0;
 
-  explicit Daemon(std::vector<std::string> args);
+  /// `capture_log`: the daemon's log (stderr) is read with its stdout, for proc->wait_for_text.
+  explicit Daemon(std::vector<std::string> args, bool capture_log = false);
   test::HttpReply get(const std::string& path) const { return test::http_get(port, path); }
   std::string metrics() const { return get("/metrics").body; }
 };

@@ -25,6 +25,10 @@ double ok_samples(const Daemon& d, const std::string& name) {
   return metric(d.metrics(), "lockwatch_samples_total", {target(name), "result=\"ok\""}).value_or(0);
 }
 
+double incident_failures(const Daemon& d) {
+  return metric(d.metrics(), "lockwatch_incident_failures_total", {target("MonitorContention")}).value_or(0);
+}
+
 fs::path quiet_config(const std::string& name, const std::string& extra = "") {
   const auto file = scratch(name) / "lockwatch.yaml";
   test::write_file(file, "interval: 200ms\ntimeout: 1s\ntargets:\n  rescan: 300ms\nincidents:\n  enabled: false\n" + extra);
@@ -106,13 +110,15 @@ TEST_CASE("fault: the attach socket deleted while sampling - the listener comes 
   CHECK(jvm->output().find("Full thread dump") == std::string::npos);  // the re-trigger is not a dump request
 }
 
-TEST_CASE("fault: an incident directory that cannot be written - logged, counted nowhere, sampling goes on", "[e2e][fault][jvm]") {
+TEST_CASE("fault: an incident directory that cannot be written - logged, counted as a failure, sampling goes on", "[e2e][fault][jvm]") {
   auto jvm = start_jvm("MonitorContention");
   const auto file = scratch("unwritable") / "lockwatch.yaml";
   test::write_file(file, "interval: 200ms\nincidents:\n  directory: /dev/null/incidents\n  blocked_threshold: 2\n  burst_count: 2\n");
-  Daemon d({"--config", file.string(), "--pid", std::to_string(jvm->pid())});
+  Daemon d({"--config", file.string(), "--pid", std::to_string(jvm->pid())}, true);
   REQUIRE(eventually([&] { return ok_samples(d, "MonitorContention") >= 8; }));
+  CHECK(eventually([&] { return incident_failures(d) >= 1; }));
   CHECK(metric(d.metrics(), "lockwatch_incidents_total", {target("MonitorContention")}).value_or(0) == 0);
+  CHECK(d.proc->wait_for_text("msg=\"incident not written\" target=MonitorContention", 30s));
   CHECK(d.get("/healthz").status == 200);
 }
 
@@ -131,9 +137,11 @@ TEST_CASE("fault: a full incident filesystem - the write fails cleanly and sampl
   auto jvm = start_jvm("MonitorContention");
   const auto file = dir.parent_path() / "lockwatch.yaml";
   test::write_file(file, "interval: 200ms\nincidents:\n  directory: " + dir.string() + "\n  blocked_threshold: 2\n  burst_count: 2\n");
-  Daemon d({"--config", file.string(), "--pid", std::to_string(jvm->pid())});
+  Daemon d({"--config", file.string(), "--pid", std::to_string(jvm->pid())}, true);
   REQUIRE(eventually([&] { return ok_samples(d, "MonitorContention") >= 8; }));
+  CHECK(eventually([&] { return incident_failures(d) >= 1; }));
   CHECK(metric(d.metrics(), "lockwatch_incidents_total", {target("MonitorContention")}).value_or(0) == 0);
+  CHECK(d.proc->wait_for_text("msg=\"incident not written\" target=MonitorContention", 30s));
   CHECK(d.get("/healthz").status == 200);
   const auto before = ok_samples(d, "MonitorContention");
   CHECK(eventually([&] { return ok_samples(d, "MonitorContention") > before; }));

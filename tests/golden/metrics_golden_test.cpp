@@ -43,6 +43,7 @@ TargetMetrics shop() {
                                   {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.flush"), 12}};
   m.totals.holder_resolution = {{"same_dump", 250}, {"correlated", 90}, {"unresolved", 57}};
   m.totals.incidents = 1;
+  m.totals.incident_failures = 2;
   m.totals.missed_ticks = 3;
   m.totals.ring_evictions = 40;
   LatestSample latest;

@@ -100,9 +100,9 @@ bool stop_process(pid_t pid, std::chrono::seconds timeout) {
   return false;
 }
 
-Child::Child(const std::vector<std::string>& argv) {
+Child::Child(const std::vector<std::string>& argv, bool merge_stderr) {
   Pipe out;
-  pid_ = spawn(argv, out.write, 2);
+  pid_ = spawn(argv, out.write, merge_stderr ? out.write : 2);
   ::close(out.write);
   stdout_fd_ = out.read;
 }
@@ -116,9 +116,13 @@ Child::~Child() {
 }
 
 bool Child::wait_for_line(const std::string& line, std::chrono::seconds timeout) {
+  return wait_for_text(line + "\n", timeout);
+}
+
+bool Child::wait_for_text(const std::string& text, std::chrono::seconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::array<char, 4096> buf{};
-  while (out_.find(line + "\n") == std::string::npos) {
+  while (out_.find(text) == std::string::npos) {
     pollfd p{stdout_fd_, POLLIN, 0};
     if (poll(&p, 1, remaining_ms(deadline)) <= 0) return false;
     const auto n = ::read(stdout_fd_, buf.data(), buf.size());

@@ -29,7 +29,9 @@ bool stop_process(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds
 /// A long-running child (a scenario JVM). Killed (SIGKILL) and reaped on destruction.
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& argv);
+  /// `merge_stderr`: the child's stderr goes into the same pipe as its stdout (a daemon's log,
+  /// for a test that checks it); otherwise it goes to the test's own stderr.
+  explicit Child(const std::vector<std::string>& argv, bool merge_stderr = false);
   ~Child();
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
@@ -37,6 +39,8 @@ class Child {
   pid_t pid() const noexcept { return pid_; }
   /// Reads stdout until a line equal to `line` arrives; false at EOF or the deadline.
   bool wait_for_line(const std::string& line, std::chrono::seconds timeout);
+  /// Reads stdout until `text` appears anywhere in it; false at EOF or the deadline.
+  bool wait_for_text(const std::string& text, std::chrono::seconds timeout);
   /// Everything read from stdout so far.
   const std::string& output() const noexcept { return out_; }
 

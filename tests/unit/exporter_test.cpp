@@ -63,6 +63,7 @@ TargetMetrics full(const std::string& target) {
   m.totals.holder_observations = {{{"monitor", "Inventory", "Inventory.recalculate"}, 2}};
   m.totals.holder_resolution = {{"same_dump", 2}, {"correlated", 1}, {"unresolved", 4}};
   m.totals.incidents = 1;
+  m.totals.incident_failures = 5;
   m.totals.missed_ticks = 2;
   m.totals.ring_evictions = 3;
   LatestSample latest;
@@ -96,6 +97,7 @@ const std::vector<std::pair<std::string, std::string>> families{
     {"lockwatch_jvm_safepoint_seconds_total", "counter"},
     {"lockwatch_jvm_threads_live", "gauge"},
     {"lockwatch_incidents_total", "counter"},
+    {"lockwatch_incident_failures_total", "counter"},
     {"lockwatch_missed_ticks_total", "counter"},
     {"lockwatch_ring_evictions_total", "counter"},
     {"lockwatch_ring_samples", "gauge"},
@@ -126,6 +128,8 @@ TEST_CASE("exporter: every family, with its exact name and type", "[export]") {
   CHECK(value(text, "lockwatch_jvm_monitor_contended_enters_total{target=\"shop-42\"}") == 1234);
   CHECK(value(text, "lockwatch_jvm_safepoint_seconds_total{target=\"shop-42\"}") == 0.75);
   CHECK(value(text, "lockwatch_last_sample_timestamp_seconds{target=\"shop-42\"}") == 1700000000.25);
+  CHECK(value(text, "lockwatch_incidents_total{target=\"shop-42\"}") == 1);
+  CHECK(value(text, "lockwatch_incident_failures_total{target=\"shop-42\"}") == 5);
 }
 
 TEST_CASE("exporter: hsperfdata series exist only when the JVM publishes the value", "[export]") {

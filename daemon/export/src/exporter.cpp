@@ -84,6 +84,7 @@ void publish_locks(TargetState& t, const TargetTotals& totals) {
   t.count_bounded(Family::lock_holder_observations, lock_rows(totals.holder_observations));
   t.count_bounded(Family::holder_resolution, named_rows(totals.holder_resolution));
   t.series().count(Family::incidents, single(totals.incidents));
+  t.series().count(Family::incident_failures, single(totals.incident_failures));
 }
 
 // Without a sample there is nothing to show: the latest-sample gauges are absent, not 0.

@@ -90,6 +90,9 @@ std::array<FamilySpec, family_count> make_catalog() {
       {incidents, "lockwatch_incidents_total", counter, {},
        "Incidents lockwatch recorded for the target, counted by lockwatch's own periodic sampling, not at "
        "scrape time."},
+      {incident_failures, "lockwatch_incident_failures_total", counter, {},
+       "Incidents of the target that lockwatch could not write (directory missing, read-only or full); the "
+       "error is in lockwatch's log. Counted by lockwatch's own periodic sampling, not at scrape time."},
       {missed_ticks, "lockwatch_missed_ticks_total", counter, {},
        "Sampling deadlines of lockwatch's own periodic sampling that passed while the previous thread dump "
        "still ran; not counted at scrape time."},

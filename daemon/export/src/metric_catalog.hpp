@@ -36,12 +36,13 @@ enum class Family : std::uint8_t {
   jvm_safepoint_seconds,
   jvm_threads_live,
   incidents,
+  incident_failures,
   missed_ticks,
   ring_evictions,
   ring_samples,
   ring_bytes,
 };
-inline constexpr std::size_t family_count = 22;
+inline constexpr std::size_t family_count = 23;
 
 struct LabelSpec {
   std::string name;

@@ -261,7 +261,10 @@ void Daemon::Impl::finish_incident(Watched& w) {
   if (!w.incident) return;
   const auto written = write_incident(incidents, w.state, *w.incident);
   w.incident.reset();
-  if (!written.error.empty()) return log::error("incident not written", {{"target", w.label}, {"error", written.error}});
+  if (!written.error.empty()) {
+    w.state.count_incident_failure();
+    return log::error("incident not written", {{"target", w.label}, {"error", written.error}});
+  }
   w.state.count_incident();
   log::warn("incident written", {{"target", w.label}, {"path", written.path.string()},
                                  {"bytes", std::to_string(written.bytes)}, {"removed_for_budget", std::to_string(written.removed.size())}});

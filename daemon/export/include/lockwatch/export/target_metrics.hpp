@@ -27,6 +27,7 @@ struct TargetTotals {
   std::map<LockLabels, std::uint64_t> holder_observations;          // site = holder site
   std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved
   std::uint64_t incidents = 0;
+  std::uint64_t incident_failures = 0;  // incidents that could not be written
   std::uint64_t missed_ticks = 0;     // deadlines that passed while the previous dump still ran
   std::uint64_t ring_evictions = 0;   // samples dropped from the ring to stay within its bounds
 };

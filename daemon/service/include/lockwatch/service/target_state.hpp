@@ -51,6 +51,7 @@ class TargetState {
   void add_perf(const sampling::JvmCounters& counters, double now);
   void set_scheduler_counts(std::uint64_t missed_ticks);
   void count_incident() { ++metrics_.totals.incidents; }
+  void count_incident_failure() { ++metrics_.totals.incident_failures; }
   void apply(TargetSettings settings);
 
   /// The exporter's input; takes the sample durations gathered since the last call.
