@@ -83,11 +83,6 @@ Daemon::Impl::Impl(DaemonSettings s)
 }
 
 void Daemon::Impl::start() {
-  // A dump's text and its parse are megabytes that live for one sample. glibc raises its mmap
-  // threshold to the largest block freed so far, after which those blocks come from the heap
-  // and leave it in pieces between the ring's long-lived strings: a resident size that steps up
-  // and stays. A fixed threshold keeps them in mappings that go back whole when freed.
-  ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   server.start();
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
   wait_signal();
