@@ -57,6 +57,9 @@ for _ in $(seq 100); do grep -q /metrics "$work/lockwatch.out" && break; sleep 0
 url=$(grep -o 'http://[^ ]*/metrics' "$work/lockwatch.out")
 
 metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'; }
+# ok and all samples from one scrape: two scrapes can straddle a sample and count -1 failed.
+samples() { curl -s "$url" | awk '/^lockwatch_samples_total/ { all += $NF; if (index($0, "result=\"ok\"")) ok += $NF }
+  END { print ok + 0, all + 0 }'; }
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status"; }
 fds() { ls "/proc/$daemon/fd" | wc -l; }
 
@@ -71,7 +74,7 @@ fi
 rss0=$(rss) fds0=$(fds) start=$SECONDS
 # Failures are counted over the soak itself: the first attach to a fresh JVM starts its
 # listener, which a loaded machine can make slow, and that is not what a soak measures.
-ok0=$(metric 'lockwatch_samples_total{result="ok"') all0=$(metric lockwatch_samples_total)
+read -r ok0 all0 < <(samples)
 echo "soak: ring full ($ring dumps of $threads threads); RSS ${rss0} KiB, ${fds0} fds; running ${seconds}s"
 max_rss=$rss0 max_fds=$fds0 readings=()
 while [ $((SECONDS - start)) -lt "$seconds" ]; do
@@ -84,9 +87,8 @@ while [ $((SECONDS - start)) -lt "$seconds" ]; do
   [ $(((SECONDS - start) % 10)) = 0 ] && echo "soak: t=$((SECONDS - start))s RSS ${r} KiB fds ${f} ring $(metric lockwatch_ring_bytes) bytes"
 done
 rss1=$(rss) fds1=$(fds)
-ok=$(metric 'lockwatch_samples_total{result="ok"')
-all=$(metric lockwatch_samples_total)
-failed=$(awk -v a="$((all - all0))" -v o="$((ok - ok0))" 'BEGIN { print a - o }')
+read -r ok all < <(samples)
+failed=$(( (all - all0) - (ok - ok0) ))
 # Growth is the floor, not a peak: every reading may catch a 1.5 MB dump being parsed or an
 # incident being written, and glibc returns the pages after it. A leak raises the lowest RSS, so
 # the lowest reading of the last third is compared with the lowest of the first third.
