@@ -8,13 +8,7 @@ import shlex
 import subprocess
 import sys
 
-failures = []
-
-
-def check(ok, message):
-    if not ok:
-        failures.append(message)
-    return ok
+from checks import check, report
 
 
 def instructions(path):
@@ -221,13 +215,7 @@ def main():
     check(r.returncode == 0, f"lockwatch check-config {config}: {r.stdout}{r.stderr}")
     check("listen 0.0.0.0:9465" in r.stdout, f"the image's config should listen on 0.0.0.0:9465: {r.stdout}")
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        print(f"dockerfile_test: {len(failures)} problem(s)")
-        return 1
-    print(f"Dockerfile: runtime packages {runtime_pkgs} cover {len(needed)} library packages; ok")
-    return 0
+    return report(f"Dockerfile: runtime packages {runtime_pkgs} cover {len(needed)} library packages; ok")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,7 @@ import os
 import re
 import sys
 
-failures = []
-
-
-def check(ok, message):
-    if not ok:
-        failures.append(message)
-    return ok
+from checks import check, report
 
 
 def all_panels(panels):
@@ -88,13 +82,7 @@ def main():
     ]:
         check(re.search(pattern, joined), f"no panel shows {what} (/{pattern}/)")
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        print(f"grafana_test: {len(failures)} problem(s)")
-        return 1
-    print(f"dashboard: {len(titles)} panels, {len(exprs)} queries ok")
-    return 0
+    return report(f"dashboard: {len(titles)} panels, {len(exprs)} queries ok")
 
 
 if __name__ == "__main__":

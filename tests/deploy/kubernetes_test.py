@@ -15,13 +15,7 @@ except ImportError:
     print("kubernetes_test: needs PyYAML (Debian package python3-yaml; scripts/deps.sh installs it)")
     sys.exit(1)
 
-failures = []
-
-
-def check(ok, message):
-    if not ok:
-        failures.append(message)
-    return ok
+from checks import check, report
 
 
 def load_dir(directory):
@@ -275,13 +269,7 @@ def main():
     check(any(d.get("kind") == "PodMonitor" for _, d in variant_docs), "no-shared-pid: no PodMonitor")
     check_objects("deploy/kubernetes/no-shared-pid", variant_docs, variant_pod, source, relabels_run=True)
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        print(f"kubernetes_test: {len(failures)} problem(s)")
-        return 1
-    print(f"kubernetes manifests: {sum(len(v) for v in top.values()) + sum(len(v) for v in variant.values())} documents ok")
-    return 0
+    return report(f"kubernetes manifests: {sum(len(v) for v in top.values()) + sum(len(v) for v in variant.values())} documents ok")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(ok, message):
-    if not ok:
-        failures.append(message)
-    return ok
+from checks import check, report
 
 
 def parse_unit(text):
@@ -103,13 +97,7 @@ def main():
     else:
         print("systemd-analyze not installed: the unit's syntax was checked by this script only")
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        print(f"systemd_test: {len(failures)} problem(s)")
-        return 1
-    print("systemd unit ok")
-    return 0
+    return report("systemd unit ok")
 
 
 if __name__ == "__main__":
