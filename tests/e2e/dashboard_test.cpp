@@ -145,19 +145,11 @@ std::vector<Alert> alerts(std::uint16_t port) {
   return out;
 }
 
-/// The shipped rules with every `for:` shortened to 1s, so that a test of seconds sees alerts go off.
-std::string with_short_for(const std::string& rules, int& rewritten) {
-  static const std::regex for_clause(R"((\n\s+for:\s*)\d+[smh])");
-  rewritten = static_cast<int>(std::distance(std::sregex_iterator(rules.begin(), rules.end(), for_clause), std::sregex_iterator()));
-  return std::regex_replace(rules, for_clause, "$011s");
-}
-
-/// The BLOCKED-spike alert's half-hour baseline, ending 5 minutes back, shrunk to 20 s ending 2 s
-/// back: a test of seconds can then give a target a calm history and a jump after it.
-std::string with_short_baseline(const std::string& rules, int& rewritten) {
-  static const std::regex baseline(R"(\[30m\] offset 5m)");
-  rewritten = static_cast<int>(std::distance(std::sregex_iterator(rules.begin(), rules.end(), baseline), std::sregex_iterator()));
-  return std::regex_replace(rules, baseline, "[20s] offset 2s");
+/// `text` with every match of `pattern` replaced; `count` says how many there were, so a test
+/// notices when the shipped rules no longer have what it shortens.
+std::string replace_all(const std::string& text, const std::regex& pattern, const std::string& with, int& count) {
+  count = static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+  return std::regex_replace(text, pattern, with);
 }
 
 bool has_alert(const std::vector<Alert>& seen, const std::string& name, const std::string& target) {
@@ -218,9 +210,14 @@ TEST_CASE("dashboard and alerts: every panel query has data, the hot-lock and BL
 
   // Prometheus scraping it every second, with the shipped rules (only `for:` and the spike's
   // baseline window shortened).
+  // Every `for:` becomes 1s, so that a test of seconds sees alerts go off; the spike alert's
+  // half-hour baseline ending 5 minutes back becomes 20 s ending 2 s back, so a target can have
+  // a calm history and a jump after it within the test.
   int rewritten = 0, baselines = 0;
-  const auto rules = with_short_for(test::read_file(deploy / "prometheus" / "lockwatch.rules.yml"), rewritten);
-  test::write_file(work.dir / "lockwatch.rules.yml", with_short_baseline(rules, baselines));
+  const auto shipped = test::read_file(deploy / "prometheus" / "lockwatch.rules.yml");
+  const auto rules = replace_all(shipped, std::regex(R"((\n\s+for:\s*)\d+[smh])"), "$011s", rewritten);
+  test::write_file(work.dir / "lockwatch.rules.yml",
+                   replace_all(rules, std::regex(R"(\[30m\] offset 5m)"), "[20s] offset 2s", baselines));
   REQUIRE(rewritten >= 5);  // the rule file still has its `for:` clauses
   REQUIRE(baselines == 1);  // and the spike alert its baseline
   test::write_file(work.dir / "prometheus.yml",
