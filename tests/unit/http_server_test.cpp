@@ -4,8 +4,11 @@
 
 #include "lockwatch/sampling/asio.hpp"
 
+#include <mutex>
 #include <random>
+#include <vector>
 
+#include "client_address.hpp"
 #include "http_test_support.hpp"
 
 using namespace lockwatch::http;
@@ -250,11 +253,13 @@ TEST_CASE("stop() closes the listening socket and every open connection", "[http
   Client served(server.port());
   served.send(get("/metrics"));
   REQUIRE(served.read_reply());
-  REQUIRE(eventually([&] { return server.stats().open_connections == 2; }));
+  // The idle one has sent no headers yet: it is pending and holds no slot.
+  REQUIRE(eventually([&] { return server.stats().open_connections == 1 && server.stats().pending_connections == 1; }));
   server.stop();
   CHECK(idle.closed_within(2s));
   CHECK(served.closed_within(2s));
   CHECK(server.stats().open_connections == 0);
+  CHECK(server.stats().pending_connections == 0);
   CHECK_THROWS_AS(Client(server.port()), boost::system::system_error);
 }
 
@@ -333,4 +338,297 @@ TEST_CASE("server survives random bytes and keeps serving", "[http]") {
   const auto reply = client.read_reply();
   REQUIRE(reply);
   CHECK(reply->status == 200);
+}
+
+// --- other tenants: slow clients, many connections ---
+
+TEST_CASE("server: one client's silent connections neither take the slots nor delay another client", "[http][tenants]") {
+  ServerOptions options;
+  options.max_connections = 4;  // max_connections_per_client stays 8, header_timeout 2 s
+  TestServer server(options);
+  std::vector<std::unique_ptr<Client>> attacker;
+  for (int i = 0; i < 50; ++i) attacker.push_back(client_from("127.0.0.2", server.port()));  // never a byte
+  REQUIRE(eventually([&] { return server.stats().rejected_per_client == 42; }));
+  CHECK(server.stats().pending_connections == 8);
+  CHECK(server.stats().open_connections == 0);  // pending ones hold no slot
+
+  const auto start = Clock::now();
+  const auto victim = client_from("127.0.0.3", server.port());
+  victim->send(get("/metrics"));
+  const auto reply = victim->read_reply(false, 3s);
+  const auto latency_ms = elapsed_ms(start);
+  REQUIRE(reply);
+  CHECK(reply->status == 200);  // before, the 50 connections held all 4 slots: 503
+  CHECK(latency_ms < 1000);
+
+  std::size_t closed = 0;  // the 42 over the per-client bound were closed unanswered
+  for (auto& connection : attacker) {
+    closed += connection->closed_within(20ms) ? 1u : 0u;
+    CHECK(connection->received().empty());
+  }
+  CHECK(closed == 42);
+  CHECK(server.stats().accepted == 1);
+}
+
+TEST_CASE("server: pending connections over their bound make room, oldest first", "[http][tenants]") {
+  ServerOptions options;
+  options.max_connections = 1;  // so 4 may be pending
+  options.max_connections_per_client = 2;
+  TestServer server(options);
+  std::vector<std::unique_ptr<Client>> slow;  // two from each of 127.0.0.2 ... 127.0.0.5
+  for (int i = 0; i < 8; ++i) slow.push_back(client_from(loopback(2 + i / 2), server.port()));
+  REQUIRE(eventually([&] { return server.stats().evicted_pending == 4; }));
+  CHECK(server.stats().pending_connections == 4);
+  CHECK(server.stats().rejected_per_client == 0);
+  for (int i = 0; i < 4; ++i) CHECK(slow[static_cast<std::size_t>(i)]->closed_within(1s));
+  for (int i = 4; i < 8; ++i) CHECK_FALSE(slow[static_cast<std::size_t>(i)]->closed_within(20ms));
+
+  // A client that sends its headers at once gets through though the pending set is full.
+  const auto start = Clock::now();
+  const auto victim = client_from("127.0.0.9", server.port());
+  victim->send(get("/metrics"));
+  const auto reply = victim->read_reply(false, 3s);
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(elapsed_ms(start) < 1000);
+  CHECK(server.stats().evicted_pending == 5);
+}
+
+TEST_CASE("server: a connection's first headers must come within header_timeout", "[http][tenants]") {
+  ServerOptions options;
+  options.header_timeout = 300ms;  // request_timeout stays 5 s
+  TestServer server(options);
+  SECTION("silent after connecting") {
+    Client silent(server.port());
+    const auto start = Clock::now();
+    CHECK(silent.closed_within(3s));
+    CHECK(elapsed_ms(start) >= 250);
+    CHECK(elapsed_ms(start) < 1500);
+    CHECK(silent.received().empty());
+    CHECK(eventually([&] { return server.stats().timed_out == 1 && server.stats().pending_connections == 0; }));
+  }
+  SECTION("headers one byte every 50 ms") {
+    Client slow(server.port());
+    const auto request = get("/metrics");  // ~2 s at this pace
+    const auto start = Clock::now();
+    bool closed = false;
+    for (std::size_t i = 0; i < request.size() && !closed; ++i) {
+      slow.send(request.substr(i, 1));
+      closed = slow.closed_within(50ms);
+    }
+    CHECK(closed);
+    CHECK(elapsed_ms(start) < 1500);
+    CHECK(eventually([&] { return server.stats().timed_out == 1; }));
+  }
+  SECTION("the first request's body has the rest of request_timeout") {
+    Client client(server.port());
+    client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n");
+    CHECK_FALSE(client.closed_within(600ms));
+    client.send("body");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+  }
+  SECTION("later requests: a kept-alive connection may idle up to request_timeout") {
+    Client client(server.port());
+    client.send(get("/metrics"));
+    REQUIRE(client.read_reply());
+    CHECK_FALSE(client.closed_within(600ms));
+    client.send(get("/metrics"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(server.stats().timed_out == 0);
+  }
+}
+
+TEST_CASE("server: at most max_connections_per_client from one address, in any phase", "[http][tenants]") {
+  ServerOptions options;
+  options.max_connections_per_client = 2;
+  TestServer server(options);
+  auto served = client_from("127.0.0.2", server.port());
+  served->send(get("/metrics"));
+  REQUIRE(served->read_reply());
+  const auto idle = client_from("127.0.0.2", server.port());
+  REQUIRE(eventually([&] { return server.stats().open_connections == 1 && server.stats().pending_connections == 1; }));
+
+  const auto third = client_from("127.0.0.2", server.port());
+  CHECK(third->closed_within(2s));
+  CHECK(third->received().empty());  // closed at once, unanswered
+  CHECK(eventually([&] { return server.stats().rejected_per_client == 1; }));
+
+  const auto other = client_from("127.0.0.3", server.port());  // another address has its own budget
+  other->send(get("/metrics"));
+  const auto reply = other->read_reply();
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+
+  served.reset();  // a closed connection frees its place
+  REQUIRE(eventually([&] { return server.stats().open_connections == 1; }));
+  const auto again = client_from("127.0.0.2", server.port());
+  again->send(get("/metrics"));
+  const auto served_again = again->read_reply();
+  REQUIRE(served_again);
+  CHECK(served_again->status == 200);
+  CHECK(server.stats().rejected_per_client == 1);
+}
+
+TEST_CASE("client_address: an IPv4-mapped IPv6 address counts as its IPv4 address", "[http][tenants]") {
+  using detail::client_address;
+  const auto address = [](const char* text) { return asio::ip::make_address(text); };
+  CHECK(client_address(address("::ffff:10.1.2.3")) == address("10.1.2.3"));
+  CHECK(client_address(address("::ffff:127.0.0.1")) == client_address(address("127.0.0.1")));
+  CHECK(client_address(address("10.1.2.3")) == address("10.1.2.3"));
+  CHECK(client_address(address("2001:db8::1")) == address("2001:db8::1"));
+  CHECK(client_address(address("::1")) == address("::1"));
+  CHECK(client_address(address("::10.1.2.3")) != address("10.1.2.3"));  // IPv4-compatible, not mapped
+}
+
+// --- deferred responses ---
+
+namespace {
+
+// Threads that answer deferred responses; joined when the test ends, after the server is
+// gone, so late replies meet a destroyed Server too.
+struct Workers {
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  void run(std::function<void()> fn) {
+    std::lock_guard lock(mu);
+    threads.emplace_back(std::move(fn));
+  }
+  ~Workers() {
+    for (auto& thread : threads) thread.join();
+  }
+};
+
+// Immediate for /now; for any other path, a Response the worker answers `delay` later.
+Server::Handler deferring(Workers& workers, std::chrono::milliseconds delay) {
+  return [&workers, delay](const Request& request) {
+    if (request.path == "/now") return text_response("now\n");
+    Response response;
+    response.deferred = [&workers, delay, path = request.path](Response::Reply reply) {
+      workers.run([reply, delay, path] {
+        std::this_thread::sleep_for(delay);
+        reply(text_response("later " + path + "\n"));
+        reply(text_response("twice\n"));  // a second call does nothing
+      });
+    };
+    return response;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("server: a deferred response is answered from another thread, kept alive, HEAD without a body", "[http][deferred]") {
+  Workers workers;
+  TestServer server({}, deferring(workers, 300ms));
+  Client waiting(server.port());
+  const auto start = Clock::now();
+  waiting.send(get("/later") + "HEAD /later HTTP/1.1\r\nHost: x\r\n\r\n" + get("/now"));
+
+  // The io thread does not wait for the worker: another client is answered meanwhile.
+  Client other(server.port());
+  other.send(get("/now"));
+  const auto now = other.read_reply();
+  REQUIRE(now);
+  CHECK(now->body == "now\n");
+  CHECK_FALSE(waiting.read_reply(false, 1ms));
+
+  const auto later = waiting.read_reply();
+  const auto head = waiting.read_reply(true);
+  const auto after = waiting.read_reply();  // would be garbled by a HEAD body or the second reply
+  REQUIRE((later && head && after));
+  CHECK(elapsed_ms(start) >= 550);  // two deferred answers, one after the other
+  CHECK(later->status == 200);
+  CHECK(later->body == "later /later\n");
+  CHECK(later->header("content-type") == "text/plain; charset=utf-8");
+  CHECK(later->header("cache-control") == "no-store");
+  CHECK(head->status == 200);
+  CHECK(head->header("content-length") == "13");
+  CHECK(after->body == "now\n");
+  CHECK(server.stats().requests == 4);
+
+  Client old(server.port());  // HTTP/1.0: the deferred answer closes the connection
+  old.send("GET /later HTTP/1.0\r\n\r\n");
+  const auto closing = old.read_reply();
+  REQUIRE(closing);
+  CHECK(closing->body == "later /later\n");
+  CHECK(closing->header("connection") == "(absent)");
+  CHECK(old.closed_within(2s));
+}
+
+TEST_CASE("server: a deferred response that never comes closes the connection at request_timeout", "[http][deferred]") {
+  std::mutex mu;
+  std::vector<Response::Reply> kept;  // never called in time
+  const auto keep = [&](const Request& request) {
+    if (request.path == "/now") return text_response("now\n");
+    Response response;
+    response.deferred = [&](Response::Reply reply) {
+      std::lock_guard lock(mu);
+      kept.push_back(std::move(reply));
+    };
+    return response;
+  };
+  ServerOptions options;
+  options.request_timeout = 300ms;
+  std::optional<TestServer> server(std::in_place, options, keep);
+  Client client(server->port());
+  client.send(get("/never"));
+  const auto start = Clock::now();
+  CHECK(client.closed_within(3s));
+  CHECK(elapsed_ms(start) >= 250);
+  CHECK(elapsed_ms(start) < 1500);
+  CHECK(client.received().empty());
+  CHECK(eventually([&] { return server->stats().timed_out == 1 && server->stats().open_connections == 0; }));
+
+  std::lock_guard lock(mu);
+  REQUIRE(kept.size() == 1);
+  kept.front()(text_response("too late\n"));  // after the connection closed: nothing happens
+  Client next(server->port());
+  next.send(get("/now"));
+  const auto reply = next.read_reply();
+  REQUIRE(reply);
+  CHECK(reply->body == "now\n");
+  server.reset();
+  kept.front()(text_response("later still\n"));  // after the Server is gone: nothing either
+}
+
+TEST_CASE("server: a deferred answer is dropped when the client hangs up while it waits", "[http][deferred]") {
+  Workers workers;
+  TestServer server({}, deferring(workers, 1500ms));  // request_timeout stays 5 s
+  auto client = std::make_unique<Client>(server.port());
+  client->send(get("/later"));
+  REQUIRE(eventually([&] { return server.stats().open_connections == 1 && server.stats().requests == 1; }));
+  client.reset();
+  // Noticed at once, not at the reply (1.5 s) nor at request_timeout (5 s).
+  CHECK(eventually([&] { return server.stats().open_connections == 0; }, 1s));
+  CHECK(server.stats().timed_out == 0);
+}
+
+TEST_CASE("server: a deferred handler that throws answers 500, a reply that defers again too", "[http][deferred]") {
+  TestServer server({}, [](const Request& request) {
+    Response response;
+    if (request.path == "/throw") response.deferred = [](Response::Reply) { throw std::runtime_error("no worker"); };
+    if (request.path == "/sync") response.deferred = [](Response::Reply reply) { reply(text_response("at once\n")); };
+    if (request.path == "/again")
+      response.deferred = [](Response::Reply reply) {
+        Response again;
+        again.deferred = [](Response::Reply) {};
+        reply(std::move(again));
+      };
+    return response;
+  });
+  Client client(server.port());
+  client.send(get("/throw") + get("/sync") + get("/again"));
+  const auto thrown = client.read_reply();
+  const auto sync = client.read_reply();
+  const auto again = client.read_reply();
+  REQUIRE((thrown && sync && again));
+  CHECK(thrown->status == 500);
+  CHECK(thrown->body == "{\"error\":\"internal error: no worker\"}\n");
+  CHECK(sync->status == 200);
+  CHECK(sync->body == "at once\n");
+  CHECK(again->status == 500);
+  CHECK(again->body == "{\"error\":\"the handler returned an invalid response\"}\n");
 }

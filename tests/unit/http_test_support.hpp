@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -106,8 +107,16 @@ class BasicClient {
  public:
   static constexpr bool tls = std::is_same_v<Stream, TlsSocket>;
 
-  explicit BasicClient(std::uint16_t port, const char* host = "127.0.0.1") requires(!tls) : stream_(io_) {
-    stream_.connect({asio::ip::make_address(host), port});
+  // `from`: the local address to connect from. All of 127.0.0.0/8 is loopback on Linux, so
+  // clients bound to 127.0.0.2, 127.0.0.3 ... are distinct clients to the server.
+  explicit BasicClient(std::uint16_t port, const char* host = "127.0.0.1", const char* from = nullptr) requires(!tls)
+      : stream_(io_) {
+    const auto server = asio::ip::make_address(host);
+    if (from) {
+      stream_.open(server.is_v4() ? asio::ip::tcp::v4() : asio::ip::tcp::v6());
+      stream_.bind({asio::ip::make_address(from), 0});
+    }
+    stream_.connect({server, port});
   }
   BasicClient(std::uint16_t port, asio::ssl::context& context) requires tls : stream_(io_, context) {
     stream_.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
@@ -198,6 +207,18 @@ using TlsClient = BasicClient<TlsSocket>;
 
 inline std::string get(std::string_view target, std::string_view extra = "") {
   return "GET " + std::string(target) + " HTTP/1.1\r\nHost: localhost\r\n" + std::string(extra) + "\r\n";
+}
+
+// A plain client connecting from `from` ("127.0.0.2"), to the server on 127.0.0.1.
+inline std::unique_ptr<Client> client_from(const std::string& from, std::uint16_t port) {
+  return std::make_unique<Client>(port, "127.0.0.1", from.c_str());
+}
+
+// "127.0.0.<n>" for n in 1..254: distinct loopback clients.
+inline std::string loopback(int n) { return "127.0.0." + std::to_string(n); }
+
+inline long long elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
 }
 
 inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 3s) {

@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "basic_auth.hpp"
@@ -108,6 +109,34 @@ bool turned_away(TlsClient& client) {
     return true;
   }
   return !client.read_reply();
+}
+
+// One bcrypt check with this hash on this machine now: the median of three, in ms.
+long long bcrypt_ms(const std::string& hash) {
+  http::detail::PasswordCheck check({{"prometheus", hash}});
+  std::vector<long long> times;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_FALSE(check.verify({"prometheus", "wrong"}));
+    times.push_back(elapsed_ms(start));
+  }
+  std::sort(times.begin(), times.end());
+  return times[1];
+}
+
+// A login on a new connection from `from`: its time in ms, or -1 when it does not get 200.
+long long timed_login(std::uint16_t port, const std::string& from, const std::string& user_password) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto client = client_from(from, port);
+  client->send(get("/metrics", basic(user_password)));
+  const auto reply = client->read_reply(false, 10s);
+  return reply && reply->status == 200 ? elapsed_ms(start) : -1;
+}
+
+std::unique_ptr<Client> wrong_password(const std::string& from, std::uint16_t port) {
+  auto client = client_from(from, port);
+  client->send(get("/metrics", basic("prometheus:wrong")));
+  return client;
 }
 
 }  // namespace
@@ -224,6 +253,123 @@ TEST_CASE("stop() waits for a running password check and drops the queued ones",
   for (auto& client : clients) CHECK(client->closed_within(3s));
 }
 
+TEST_CASE("basic auth: a flood of wrong passwords from one address does not delay another's login", "[http][web][auth][tenants]") {
+  const auto hash = bcrypt("s3cr3t", 10);  // a deployment's cost
+  http::ServerOptions options;
+  options.max_connections_per_client = 64;  // one address, many connections
+  options.security.basic_auth_users = {{"prometheus", hash}, {"grafana", hash}};
+  TestServer server(options);
+  const auto one = bcrypt_ms(hash);
+  const auto alone = timed_login(server.port(), "127.0.0.3", "grafana:s3cr3t");  // one check, no flood
+
+  constexpr std::size_t flood = 40;  // would take 40 checks one after the other
+  std::vector<std::unique_ptr<Client>> attacker;
+  for (std::size_t i = 0; i < flood; ++i) attacker.push_back(wrong_password("127.0.0.2", server.port()));
+  REQUIRE(eventually([&] { return server.stats().requests == flood + 1; }));
+  const auto flooded = timed_login(server.port(), "127.0.0.4", "prometheus:s3cr3t");
+  INFO("one check " << one << " ms, a login alone " << alone << " ms, under the flood " << flooded << " ms");
+  REQUIRE(alone >= 0);
+  REQUIRE(flooded >= 0);
+  // Behind max_password_checks_per_client (2) of the flood's checks at most; an unbounded
+  // queue would put it behind all 40.
+  CHECK(flooded < 10 * one + 500);
+
+  std::size_t unauthorized = 0, busy = 0;
+  for (auto& client : attacker) {
+    const auto reply = client->read_reply(false, 10s);
+    REQUIRE(reply);
+    unauthorized += reply->status == 401 ? 1u : 0u;
+    busy += reply->status == 503 ? 1u : 0u;
+    if (reply->status == 503) CHECK(reply->header("retry-after") == "1");
+  }
+  CHECK(unauthorized + busy == flood);
+  CHECK(busy >= flood / 2);  // all but 2, unless the machine is slow to send them
+  const auto stats = server.stats();
+  CHECK(stats.password_checks_refused == busy);  // no bcrypt for those
+  CHECK(stats.password_checks_run == unauthorized + 2);
+}
+
+TEST_CASE("basic auth: addresses take turns for bcrypt, so a newcomer waits for the running check only", "[http][web][auth][tenants]") {
+  http::ServerOptions options;
+  options.security.basic_auth_users = {{"prometheus", bcrypt("s3cr3t", 12)}};  // long enough to arrive during one
+  options.request_timeout = 30s;
+  TestServer server(options);
+  const auto first = wrong_password("127.0.0.2", server.port());
+  const auto second = wrong_password("127.0.0.2", server.port());
+  REQUIRE(eventually([&] { return server.stats().requests == 2; }));  // one check runs, one waits
+  REQUIRE(timed_login(server.port(), "127.0.0.3", "prometheus:s3cr3t") >= 0);
+  // In arrival order the login would have come third; in turns, second.
+  CHECK(server.stats().password_checks_run == 2);
+  for (const auto* client : {&first, &second}) {
+    const auto reply = (*client)->read_reply(false, 10s);
+    REQUIRE(reply);
+    CHECK(reply->status == 401);
+  }
+}
+
+TEST_CASE("basic auth: the checks of connections that closed before their turn are dropped unrun", "[http][web][auth][tenants]") {
+  http::ServerOptions options;
+  options.security.basic_auth_users = {{"prometheus", bcrypt("s3cr3t", 11)}};
+  TestServer server(options);
+  std::vector<std::unique_ptr<Client>> clients;  // two from each of 8 addresses: the 16 the queue holds
+  for (int i = 0; i < 16; ++i) clients.push_back(wrong_password(loopback(2 + i / 2), server.port()));
+  REQUIRE(eventually([&] { return server.stats().requests == 16; }));
+  CHECK(server.stats().password_checks_refused == 0);
+  clients.clear();  // every client hangs up
+  REQUIRE(eventually([&] {
+    const auto s = server.stats();
+    return s.password_checks_run + s.password_checks_dropped == 16;
+  }));
+  CHECK(server.stats().password_checks_dropped >= 12);  // all but the one or two already running
+  CHECK(eventually([&] { return server.stats().open_connections == 0; }));
+  CHECK(timed_login(server.port(), "127.0.0.20", "prometheus:s3cr3t") >= 0);
+}
+
+TEST_CASE("basic auth: over the checks' bounds a request gets 503 and Retry-After at once, remembered credentials pass", "[http][web][auth][tenants]") {
+  const auto hash = bcrypt("s3cr3t", 11);
+  http::ServerOptions options;
+  options.max_password_checks = 4;  // max_password_checks_per_client stays 2
+  options.security.basic_auth_users = {{"prometheus", hash}};
+  TestServer server(options);
+  const auto one = bcrypt_ms(hash);
+  REQUIRE(timed_login(server.port(), "127.0.0.1", "prometheus:s3cr3t") >= 0);  // remembered from now on
+
+  const auto expect_busy = [](Client& client) {
+    const auto reply = client.read_reply(false, 5s);
+    REQUIRE(reply);
+    CHECK(reply->status == 503);
+    CHECK(reply->header("retry-after") == "1");
+    CHECK(reply->header("connection") == "(absent)");  // kept alive: the client may retry on it
+  };
+  std::vector<std::unique_ptr<Client>> queued;
+  const auto start = std::chrono::steady_clock::now();
+  queued.push_back(wrong_password("127.0.0.2", server.port()));
+  queued.push_back(wrong_password("127.0.0.2", server.port()));
+  const auto third = wrong_password("127.0.0.2", server.port());  // the address's third check
+  expect_busy(*third);
+  queued.push_back(wrong_password("127.0.0.3", server.port()));
+  queued.push_back(wrong_password("127.0.0.3", server.port()));
+  const auto fifth = wrong_password("127.0.0.4", server.port());  // the fifth in all
+  expect_busy(*fifth);
+  const auto remembered = timed_login(server.port(), "127.0.0.5", "prometheus:s3cr3t");
+  const auto busy_ms = elapsed_ms(start);
+  INFO("one check " << one << " ms; refusals and the remembered login after " << busy_ms << " ms");
+  CHECK(remembered >= 0);
+  CHECK(busy_ms < one);  // the 4 queued checks take 4 x one
+  CHECK(server.stats().password_checks_refused == 2);
+
+  for (auto& client : queued) {
+    const auto reply = client->read_reply(false, 10s);
+    REQUIRE(reply);
+    CHECK(reply->status == 401);
+  }
+  third->send(get("/metrics", basic("prometheus:s3cr3t")));  // retried on the same connection
+  const auto retried = third->read_reply(false, 5s);
+  REQUIRE(retried);
+  CHECK(retried->status == 200);
+  CHECK(server.stats().password_checks_run == 5);  // the first login and the 4 queued; the retry was remembered
+}
+
 TEST_CASE("set_security: users and TLS change for new connections", "[http][web]") {
   TestServer server;
   Client before(server.port());
@@ -329,6 +475,22 @@ TEST_CASE("TLS: a client that never finishes its handshake is closed at request_
     CHECK(half.closed_within(3s));
   }
   CHECK(eventually([&] { return server.stats().timed_out == 1 && server.stats().open_connections == 0; }));
+}
+
+TEST_CASE("TLS: the handshake and the first request's headers share header_timeout", "[http][web][tls][tenants]") {
+  auto options = tls_options();
+  options.header_timeout = 300ms;  // request_timeout stays 5 s
+  TestServer server(options);
+  auto context = client_context();
+  const auto start = std::chrono::steady_clock::now();
+  TlsClient client(server.port(), *context);
+  REQUIRE_FALSE(client.handshake());
+  REQUIRE(eventually([&] { return server.stats().pending_connections == 1; }));
+  CHECK(client.closed_within(3s));  // no request after the handshake
+  CHECK(elapsed_ms(start) >= 250);
+  CHECK(elapsed_ms(start) < 1500);
+  CHECK(eventually([&] { return server.stats().timed_out == 1 && server.stats().pending_connections == 0; }));
+  CHECK(server.stats().accepted == 0);
 }
 
 TEST_CASE("TLS: min_version TLS13 refuses a TLS 1.2-only client", "[http][web][tls]") {

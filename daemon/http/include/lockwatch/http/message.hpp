@@ -20,9 +20,23 @@ struct Request {
 };
 
 struct Response {
+  /// Sends a deferred response; see `deferred`.
+  using Reply = std::function<void(Response)>;
+
   unsigned status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  /// For a handler that answers later, from another thread, so that the io thread never
+  /// waits (for a lock, say). When set, the server ignores the rest of this Response and
+  /// calls deferred(reply) on the io thread; `reply` may then be called once, later, from
+  /// any thread. The server posts the response to the io thread and sends it if the
+  /// connection is still open, with the same HEAD, keep-alive and version handling as an
+  /// immediate response. request_timeout bounds the wait: a connection whose reply has not
+  /// come by then is closed. `reply` holds no reference to the connection: calling it after
+  /// the connection closed (or after the Server is destroyed) does nothing, a second call
+  /// does nothing, and never calling it keeps nothing alive beyond the connection's timeout.
+  /// An exception from `deferred` itself answers 500; a reply that is deferred again, too.
+  std::function<void(Reply)> deferred = {};
 };
 
 /// Splits a request-target ("/a%20b?x=1&y") into a Request. nullopt when it is not in
