@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the attach reply decoder. A socket hands the reply over in pieces of any
-// size, so the result must not depend on where they break: the bytes fed whole, split at
-// one input-chosen point, and fed a byte at a time must give the same status, payload and
-// malformed flag. The result is also checked against the reply format itself.
+// Fuzz target for the attach reply decoder and the bounds the payload is collected within.
+// A socket hands the reply over in pieces of any size, so the result must not depend on
+// where they break: the bytes fed whole, split at one input-chosen point, and fed a byte at
+// a time must give the same status, payload and malformed flag, and the same verdict of the
+// bounds (within them or not). The result is also checked against the reply format itself,
+// and a payload kept within bounds against the bounds.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -11,9 +13,12 @@
 #include <string_view>
 
 #include "lockwatch/sampling/attach_protocol.hpp"
+#include "lockwatch/sampling/bounded_reply.hpp"
 
 namespace {
 
+using lockwatch::sampling::BoundedReply;
+using lockwatch::sampling::ReplyBounds;
 using lockwatch::sampling::ReplyDecoder;
 
 struct Decoded {
@@ -86,6 +91,45 @@ void check_format(std::string_view in, const Decoded& d) {
     mismatch("neither status nor malformed after a complete or overlong line", d, d);
 }
 
+// Small bounds the input chooses (its first byte), so both bounds are hit often.
+ReplyBounds bounds_for(std::string_view in) {
+  const auto b = in.empty() ? 0u : static_cast<unsigned char>(in[0]);
+  return {std::size_t{16} + (b & 0x0f) * 64, std::size_t{1} + (b >> 4)};
+}
+
+std::size_t thread_entries(std::string_view payload) {
+  std::size_t n = !payload.empty() && payload[0] == '"';
+  for (std::size_t i = 0; i + 1 < payload.size(); ++i) n += payload[i] == '\n' && payload[i + 1] == '"';
+  return n;
+}
+
+void bound_failure(const char* what, std::size_t size) {
+  std::fprintf(stderr, "attach_reply_fuzzer: bounded reply: %s (payload %zu bytes)\n", what, size);
+  __builtin_trap();
+}
+
+// The payload of the whole decode, kept within bounds whole, split and byte by byte.
+void check_bounds(std::string_view in, const std::string& payload) {
+  const auto bounds = bounds_for(in);
+  const bool fits = payload.size() <= bounds.max_bytes && thread_entries(payload) <= bounds.max_threads;
+  BoundedReply whole(bounds), split(bounds), bytewise(bounds);
+  whole.append(payload);
+  const auto cut = cut_point(payload);
+  if (split.append(std::string_view(payload).substr(0, cut))) split.append(std::string_view(payload).substr(cut));
+  for (std::size_t i = 0; i < payload.size() && bytewise.append(std::string_view(payload).substr(i, 1)); ++i) {
+  }
+  for (const BoundedReply* r : {&whole, &split, &bytewise}) {
+    const bool kept = r->over() == BoundedReply::Over::none;
+    if (kept != fits) bound_failure(fits ? "refused a payload within bounds" : "kept a payload past a bound", payload.size());
+    if (kept && r->text() != payload) bound_failure("kept text differs from the payload", payload.size());
+    if (!kept && !r->text().empty()) bound_failure("a refused reply still holds text", payload.size());
+    if (r->text().size() > bounds.max_bytes) bound_failure("holds more than max_bytes", payload.size());
+    if (r->over() == BoundedReply::Over::bytes && payload.size() <= bounds.max_bytes) bound_failure("wrong reason: bytes", payload.size());
+    if (r->over() == BoundedReply::Over::threads && thread_entries(payload) <= bounds.max_threads)
+      bound_failure("wrong reason: threads", payload.size());
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -97,5 +141,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!(split == whole)) mismatch("whole and split decodes differ", whole, split);
   const Decoded bytewise = decode_bytewise(in);
   if (!(bytewise == whole)) mismatch("whole and byte-by-byte decodes differ", whole, bytewise);
+  check_bounds(in, whole.payload);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "lockwatch/sampling/attach_protocol.hpp"
+#include "lockwatch/sampling/bounded_reply.hpp"
 #include "lockwatch/sampling/proc.hpp"
 
 using namespace lockwatch::sampling;
@@ -100,4 +101,42 @@ TEST_CASE("/proc of this very process", "[proc]") {
   CHECK(proc.exists(self));
   CHECK_FALSE(proc.exists(0x7ffffff0));
   CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);
+}
+
+TEST_CASE("bounded reply: bytes and thread entries are bounded on any split", "[attach][protocol][security]") {
+  const std::string reply = "Full thread dump x:\n\n\"a\" #1 prio=5\n\tat X.y(X.java:1)\n\n\"b\" #2 prio=5\n\n\"c\" #3\n";
+  for (std::size_t split = 0; split <= reply.size(); ++split) {
+    INFO("split at " << split);
+    BoundedReply fits({reply.size(), 3});
+    CHECK(fits.append(std::string_view(reply).substr(0, split)));
+    CHECK(fits.append(std::string_view(reply).substr(split)));
+    CHECK(fits.text() == reply);
+    CHECK(fits.threads() == 3);
+    CHECK(fits.over() == BoundedReply::Over::none);
+
+    BoundedReply few_threads({reply.size(), 2});
+    const bool first = few_threads.append(std::string_view(reply).substr(0, split));
+    const bool second = few_threads.append(std::string_view(reply).substr(split));
+    CHECK_FALSE((first && second));
+    CHECK(few_threads.over() == BoundedReply::Over::threads);
+    CHECK(few_threads.text().empty());  // what was kept is freed at once
+
+    BoundedReply few_bytes({reply.size() - 1, 100});
+    const bool a = few_bytes.append(std::string_view(reply).substr(0, split));
+    const bool b = few_bytes.append(std::string_view(reply).substr(split));
+    CHECK_FALSE((a && b));
+    CHECK(few_bytes.over() == BoundedReply::Over::bytes);
+    CHECK(few_bytes.describe().find("limits.max_reply_bytes") != std::string::npos);
+  }
+}
+
+TEST_CASE("bounded reply: an endless stream never holds more than the bound", "[attach][protocol][security]") {
+  BoundedReply reply({1 << 20, 50'000});
+  const std::string chunk(64 * 1024, 'x');  // one endless line
+  std::size_t fed = 0;
+  while (reply.append(chunk) && fed < (std::size_t{64} << 20)) fed += chunk.size();
+  CHECK(fed <= (std::size_t{1} << 20));
+  CHECK(reply.over() == BoundedReply::Over::bytes);
+  CHECK(reply.text().capacity() < 64);  // freed: back to the small-string buffer
+  CHECK_FALSE(reply.append("more"));
 }

@@ -209,3 +209,35 @@ TEST_CASE("removed and stopped targets deliver nothing more", "[scheduler]") {
   CHECK(b.events.size() == at_stop);
   CHECK_FALSE(s.stats(2));
 }
+
+TEST_CASE("stalling targets delay only themselves: a dump past slot_hold gives its slot back", "[scheduler][security]") {
+  asio::io_context io;
+  std::map<int, int> answered;
+  // pids 1-3 stall until their timeout; pid 9 answers in 2 ms.
+  DumpBackend backend = [&io, &answered](const DumpRequest& r, std::function<void(DumpResult)> done) {
+    const auto latency = r.pid == 9 ? 2ms : r.timeout;
+    auto timer = std::make_shared<asio::steady_timer>(io, latency);
+    timer->async_wait([timer, pid = r.pid, done, &answered, latency](boost::system::error_code) {
+      ++answered[pid];
+      done(DumpResult{pid == 9 ? Outcome::ok : Outcome::timeout, pid == 9 ? "Full thread dump" : "", {}, latency});
+    });
+  };
+  std::map<TargetKey, int> ok;
+  SchedulerHooks hooks{{}, [&ok](const DumpEvent& e) { ok[e.target] += e.result.outcome == Outcome::ok; }};
+  SchedulerOptions options;
+  options.max_concurrent = 2;
+  options.slot_hold = 100ms;
+  options.backoff_initial = 1ms;  // the stallers come back at once: the worst case
+  options.backoff_max = 1ms;
+  Scheduler s(io, options, backend, hooks);
+  ScheduleOptions stall = every(50ms);
+  stall.timeout = 2s;
+  for (int pid = 1; pid <= 3; ++pid) s.add(static_cast<TargetKey>(pid), pid, stall, 0ms);
+  s.add(9, 9, every(50ms));
+  io.run_for(2000ms);
+  // 40 deadlines of the good target; with the stallers holding both slots for 2 s each it
+  // would get none until the first timeout.
+  CHECK(ok[9] >= 36);
+  CHECK(s.in_flight() <= 2);
+  CHECK(s.overtime() <= 3);
+}

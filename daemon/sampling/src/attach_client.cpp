@@ -37,7 +37,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
                 std::function<void(DumpResult)> done)
       : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
-        done_(std::move(done)), started_(Clock::now()) {}
+        done_(std::move(done)), started_(Clock::now()), text_(request.bounds) {}
 
   void start() {
     deadline_.expires_after(request_.timeout);
@@ -47,10 +47,10 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     });
     auto found = detail::find_target(proc_, request_.pid);
     if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
-    target_ = std::get<detail::Target>(found);
+    target_ = std::move(std::get<detail::Target>(found));
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
-    if (std::get<detail::SocketState>(state) == detail::SocketState::ready) return connect();
+    if (auto* file = std::get_if<detail::SocketFile>(&state)) return connect(std::move(*file));
     start_listener();
   }
 
@@ -58,16 +58,15 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // The listener starts lazily on the first attach: trigger file + SIGQUIT, once.
   void start_listener() {
     if (!options_.may_start_listener)
-      return finish(Outcome::attach_refused, "no attach listener (" + target_.socket_path + " is missing)");
+      return finish(Outcome::attach_refused, "no attach listener (" + target_.socket_path() + " is missing)");
     if (auto refusal = detail::may_signal(proc_, target_)) return finish(refusal->outcome, refusal->error);
-    trigger_ = detail::create_trigger(proc_, target_);
-    if (!trigger_)
-      return finish(Outcome::attach_refused, "cannot create the attach trigger file in the JVM's cwd or /tmp: run as uid " +
-                                                 std::to_string(target_.status.euid()) + " gid " +
-                                                 std::to_string(target_.status.egid()) + " (or root)");
+    auto trigger = detail::create_trigger(target_);
+    if (auto* refusal = std::get_if<detail::Refusal>(&trigger)) return finish(refusal->outcome, refusal->error);
+    trigger_ = std::get<detail::Trigger>(trigger);
     if (::kill(target_.pid, SIGQUIT) != 0)
       return finish(errno == ESRCH ? Outcome::target_gone : Outcome::attach_refused,
                     std::string("cannot signal the JVM: ") + std::strerror(errno));
+    signalled_ = true;
     listener_deadline_ = Clock::now() + options_.listener_wait;
     wait_for_socket();
   }
@@ -83,19 +82,24 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void check_listener() {
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
-    const bool fresh = !stale_inode_ || detail::socket_inode(target_) != stale_inode_;
-    if (std::get<detail::SocketState>(state) == detail::SocketState::ready && fresh) return remove_trigger(), connect();
+    auto* file = std::get_if<detail::SocketFile>(&state);
+    if (file && (!stale_inode_ || file->inode != *stale_inode_)) return remove_trigger(), connect(std::move(*file));
     if (!proc_.exists(target_.pid)) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
     if (Clock::now() < listener_deadline_) return wait_for_socket();
     finish(Outcome::attach_refused, "the JVM did not start its attach listener within " + seconds(options_.listener_wait) +
                                         " of SIGQUIT (start it with -XX:+StartAttachListener, or see -Xlog:attach=debug)");
   }
 
-  void connect() {
-    socket_.async_connect(asio::local::stream_protocol::endpoint(target_.socket_path),
+  // Through /proc/self/fd/N of the checked socket file, never by name: the target may
+  // rename another socket into place between the check and the connect.
+  void connect(detail::SocketFile file) {
+    socket_file_ = std::move(file);
+    socket_.async_connect(asio::local::stream_protocol::endpoint(socket_file_.connect_path()),
                           [self = shared_from_this()](error_code ec) {
                             if (self->finished_) return;
                             if (ec) return self->connect_failed(ec);
+                            if (auto refusal = detail::check_peer(self->socket_.native_handle(), self->target_))
+                              return self->finish(refusal->outcome, refusal->error);
                             self->send_request();
                           });
   }
@@ -103,18 +107,19 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void connect_failed(const error_code& ec) {
     // A JVM killed with SIGKILL leaves its socket behind, and a new JVM may reuse its pid:
     // treat the listener as missing, once, through the same checks as a missing socket.
-    if (ec == asio::error::connection_refused && !stale_inode_ && (stale_inode_ = detail::socket_inode(target_))) {
+    if (ec == asio::error::connection_refused && !stale_inode_ && !signalled_) {
+      stale_inode_ = socket_file_.inode;
       error_code ignored;
       socket_.close(ignored);
       return start_listener();
     }
     if (ec == asio::error::connection_refused)
-      return finish(Outcome::attach_refused, target_.socket_path + " refuses connections: a stale socket of a JVM that died");
+      return finish(Outcome::attach_refused, target_.socket_path() + " refuses connections: a stale socket of a JVM that died");
     if (ec == asio::error::access_denied)
-      return finish(Outcome::attach_refused, "permission denied on " + target_.socket_path + ": run lockwatch as uid " +
+      return finish(Outcome::attach_refused, "permission denied on " + target_.socket_path() + ": run lockwatch as uid " +
                                                  std::to_string(target_.status.euid()) + " gid " +
                                                  std::to_string(target_.status.egid()) + " (now " + our_ids() + ")");
-    finish(Outcome::io_error, "connecting to " + target_.socket_path + ": " + ec.message());
+    finish(Outcome::io_error, "connecting to " + target_.socket_path() + ": " + ec.message());
   }
 
   void send_request() {
@@ -127,12 +132,15 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     });
   }
 
-  // Drain at full speed: the text is parsed after EOF, never while the JVM waits.
+  // Drain at full speed: the text is parsed after EOF, never while the JVM waits. A reply
+  // past its bounds is given up at once and the connection closed (finish()).
   void read() {
     socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](error_code ec, std::size_t n) {
       if (self->finished_) return;
       self->bytes_ += n;
-      self->text_.append(self->reply_.feed({self->buffer_.data(), n}));
+      if (!self->text_.append(self->reply_.feed({self->buffer_.data(), n})))
+        return self->finish(Outcome::too_large, self->text_.describe() + " (" + std::to_string(self->bytes_) + " bytes read)");
+      if (self->reply_.malformed()) return self->finish(Outcome::parse_error, "not an attach reply");
       if (ec == asio::error::eof) return self->end_of_reply();
       if (ec) return self->unless_gone(self->bytes_ == 0 ? Outcome::attach_refused : Outcome::io_error,
                                        "reading the reply: " + ec.message() + (self->bytes_ == 0 ? self->credentials_hint() : ""));
@@ -146,8 +154,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (!proc_.exists(target_.pid)) return finish_gone();
     if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
-    if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.substr(0, 200));
-    if (text_.find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
+    if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.text().substr(0, 200));
+    if (text_.text().find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
     finish(Outcome::ok, {});
   }
 
@@ -174,7 +182,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void remove_trigger() {
-    if (trigger_) ::unlink(trigger_->c_str());
+    if (trigger_) detail::remove_trigger(target_, *trigger_);
     trigger_.reset();
   }
 
@@ -186,7 +194,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     socket_.close(ignored);
     deadline_.cancel();
     poll_.cancel();
-    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text_) : std::string{},
+    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text_.text()) : std::string{},
                       std::move(error), Clock::now() - started_};
     asio::post(socket_.get_executor(), [done = std::move(done_), result = std::move(result)]() mutable { done(std::move(result)); });
   }
@@ -202,12 +210,14 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   Clock::time_point started_;
   Clock::time_point listener_deadline_;
   std::chrono::milliseconds poll_step_{20};
-  std::optional<std::string> trigger_;
+  std::optional<detail::Trigger> trigger_;
+  detail::SocketFile socket_file_;            // the socket connected to, checked before
   std::optional<std::uint64_t> stale_inode_;  // a refused socket; only a new one will do
+  bool signalled_ = false;                    // SIGQUIT sent once: never again in this dump
   std::string request_bytes_;
   ReplyDecoder reply_;
   std::array<char, 64 * 1024> buffer_{};
-  std::string text_;
+  BoundedReply text_;
   std::size_t bytes_ = 0;
   bool finished_ = false;
 };

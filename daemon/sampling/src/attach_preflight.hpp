@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// The checks before touching a JVM's attach socket: who it is, where its socket is, and
-// whether it may be signalled at all.
+// The checks before and after touching a JVM's attach socket: who it is, where its socket
+// is, whether it may be signalled at all, and whether the peer we reached is that JVM.
+//
+// Every file of the target is opened below its root without following symlinks
+// (target_fs.hpp) and never blocks: the target controls these paths and may have planted
+// FIFOs, symlinks or swapped sockets there.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 
 #include "lockwatch/sampling/dump_result.hpp"
 #include "lockwatch/sampling/proc.hpp"
+#include "lockwatch/sampling/target_fs.hpp"
 
 namespace lockwatch::sampling::detail {
 
@@ -16,7 +23,10 @@ struct Target {
   int pid = 0;
   int nspid = 0;             // the JVM names its files with its own namespace pid
   ProcStatus status;
-  std::string socket_path;   // <proc>/<pid>/root/tmp/.java_pid<nspid>: the JVM's /tmp, not ours
+  std::string tmp_shown;     // "<proc>/<pid>/root/tmp", for messages only
+  std::shared_ptr<Fd> tmp;   // the JVM's /tmp (not ours), opened O_PATH below its root
+  std::string socket_name() const { return ".java_pid" + std::to_string(nspid); }
+  std::string socket_path() const { return tmp_shown + "/" + socket_name(); }
 };
 
 struct Refusal {
@@ -24,21 +34,40 @@ struct Refusal {
   std::string error;
 };
 
-/// Reads /proc for `pid`; a Refusal if the process is gone.
+/// Reads /proc for `pid` and opens its /tmp; a Refusal if the process is gone, its root
+/// cannot be read, or its /tmp is not a directory below its root (a planted symlink).
 std::variant<Target, Refusal> find_target(const ProcFs& proc, int pid);
 
-enum class SocketState { ready, missing };
-/// The socket must be a socket owned by the JVM's effective uid before we connect to it.
-std::variant<SocketState, Refusal> check_socket(const Target& target);
+/// The socket file, opened O_PATH: connecting through /proc/self/fd/N reaches exactly the
+/// inode that was checked, whatever the target renames meanwhile.
+struct SocketFile {
+  std::shared_ptr<Fd> fd;
+  std::uint64_t inode = 0;
+  std::string connect_path() const { return "/proc/self/fd/" + std::to_string(fd->get()); }
+};
 
-/// The socket file's inode: a listener that starts replaces a stale socket with a new file.
-std::optional<std::uint64_t> socket_inode(const Target& target);
+enum class SocketState { missing };
+/// The socket must be a socket (not a symlink) owned by the JVM's effective uid.
+std::variant<SocketFile, SocketState, Refusal> check_socket(const Target& target);
+
+/// After connecting: the listening end must be the target process itself with its uid
+/// and gid (SO_PEERCRED; the pid as seen from our PID namespace). A socket of another
+/// process renamed or linked into place is refused.
+std::optional<Refusal> check_peer(int socket_fd, const Target& target);
 
 /// Whether the listener may be started with SIGQUIT; the Refusal says why not.
 std::optional<Refusal> may_signal(const ProcFs& proc, const Target& target);
 
-/// Creates the trigger file the JVM looks for on SIGQUIT (its cwd, else its /tmp);
-/// returns its path, or nothing.
-std::optional<std::string> create_trigger(const ProcFs& proc, const Target& target);
+/// The trigger file the JVM looks for on SIGQUIT, in its /tmp. `ours`: lockwatch created
+/// it and removes it; a regular file left by someone else with an owner the JVM accepts is
+/// used as it is and left alone.
+struct Trigger {
+  std::string name;
+  bool ours = false;
+};
+/// Creates it with O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK (never opening, following
+/// or waiting on anything planted under that name).
+std::variant<Trigger, Refusal> create_trigger(const Target& target);
+void remove_trigger(const Target& target, const Trigger& trigger);
 
 }  // namespace lockwatch::sampling::detail

@@ -39,9 +39,9 @@ std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid) {
   auto start = proc.start_time(pid);
   if (!status || !start) return std::nullopt;
   const int nspid = status->nspid > 0 ? status->nspid : pid;
-  auto perfdata = find_perfdata_file(proc.root(), pid, nspid);
+  auto perfdata = locate_perfdata(proc.root(), pid, nspid);
   if (!perfdata) return std::nullopt;
-  return DiscoveredJvm{{pid, *start}, nspid, *perfdata, proc.cmdline(pid).value_or("")};
+  return DiscoveredJvm{{pid, *start}, nspid, perfdata->path, perfdata->beneath_root, proc.cmdline(pid).value_or("")};
 }
 
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter) {

@@ -12,6 +12,8 @@ std::string_view to_string(Outcome outcome) noexcept {
     case Outcome::io_error: return "io_error";
     case Outcome::parse_error: return "parse_error";
     case Outcome::tool_failed: return "tool_failed";
+    case Outcome::too_large: return "too_large";
+    case Outcome::untrusted: return "untrusted";
   }
   return "io_error";
 }

@@ -142,6 +142,9 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
         done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_) {}
   JstackJob(const JstackJob&) = delete;
   JstackJob& operator=(const JstackJob&) = delete;
+  // The dump is the target's text as the tool relays it: the same bound as an attach reply
+  // (plus the timestamp line jstack prints first).
+  std::size_t stdout_bound() const { return std::min(kMaxStdout, request_.bounds.max_bytes + 256); }
   ~JstackJob();
 
   void start();
@@ -271,7 +274,7 @@ void JstackJob::read_stderr() {
 void JstackJob::on_stdout(const boost::system::error_code& ec, std::size_t n) {
   out_.append(out_buf_.data(), n);
   if (ec) return ending_done();  // EOF, or the pipe was closed by abort()
-  if (out_.size() > kMaxStdout) {
+  if (out_.size() > stdout_bound()) {
     abort(Stop::overflow);
     return ending_done();
   }
@@ -336,8 +339,8 @@ void JstackJob::finish_later(DumpResult result) {
 DumpResult JstackJob::classify() {
   if (stop_ == Stop::deadline) return timed_out();
   if (stop_ == Stop::overflow)
-    return failure(Outcome::parse_error, "jstack (" + path_ + ") printed more than " +
-                                             std::to_string(kMaxStdout >> 20) + " MiB: not a thread dump; it was killed");
+    return failure(Outcome::too_large, "jstack (" + path_ + ") printed more than limits.max_reply_bytes (" +
+                                           std::to_string(stdout_bound()) + " bytes): it was killed");
   if (wait_error_)
     return failure(Outcome::io_error, "could not learn how jstack ended (waitpid: " + wait_error_.message() +
                                           "): is SIGCHLD ignored, or does other code reap all children?");

@@ -14,6 +14,7 @@
 // the entry, then raises num_entries. So the walk stops after num_entries entries and
 // never reads past `used`; what lies beyond may be half written.
 #include "lockwatch/sampling/perfdata.hpp"
+#include "lockwatch/sampling/target_fs.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,7 +23,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <filesystem>
+#include <dirent.h>
+#include <vector>
 #include <system_error>
 #include <utility>
 
@@ -254,26 +256,14 @@ std::optional<bool> attach_capability(const PerfData& data) {
   return (*caps)[0] == '1';
 }
 
-// Closes the descriptor on every path out of read_perfdata_file.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 std::string errno_text(const std::string& what, const std::string& path, int err) {
   return what + " " + path + ": " + std::generic_category().message(err);
 }
 
-// Opens `path` for reading; a symlink, FIFO or device is refused without blocking.
-bool open_regular(const std::string& path, Fd& file, std::string* error) {
-  // O_NOFOLLOW: under /proc/<pid>/root an absolute symlink planted by the target would be
-  // resolved in OUR root, pointing the sidecar at its own files.
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (file.fd < 0) return set_error(error, errno_text("cannot open", path, errno)), false;
+// A regular file, checked on the descriptor itself (no window between check and use).
+bool check_regular(const std::string& path, const Fd& file, std::string* error) {
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) return set_error(error, errno_text("cannot stat", path, errno)), false;
+  if (::fstat(file.get(), &st) != 0) return set_error(error, errno_text("cannot stat", path, errno)), false;
   if (!S_ISREG(st.st_mode)) return set_error(error, "not a regular file: " + path), false;
   return true;
 }
@@ -292,23 +282,54 @@ std::optional<std::string> read_all(const std::string& path, int fd, std::string
   }
 }
 
+std::optional<PerfData> read_and_parse(const std::string& path, const Fd& file, std::string* error) {
+  if (!check_regular(path, file, error)) return std::nullopt;
+  const auto bytes = read_all(path, file.get(), error);
+  if (!bytes) return std::nullopt;
+  std::string why;
+  auto data = parse_perfdata(*bytes, &why);
+  if (!why.empty()) set_error(error, path + ": " + why);
+  return data;
+}
+
 struct Candidate {
-  std::filesystem::path path;
-  std::filesystem::file_time_type modified;
+  std::string user_dir;  // "hsperfdata_app"
+  struct timespec modified {};
 };
 
-// `<user_dir>/<nspid>` if `user_dir` is a real hsperfdata_* directory holding that regular file.
-std::optional<Candidate> candidate_in(const std::filesystem::directory_entry& user_dir, const std::string& nspid) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (user_dir.path().filename().string().rfind("hsperfdata_", 0) != 0) return std::nullopt;
-  if (!fs::is_directory(user_dir.symlink_status(ec))) return std::nullopt;  // symlinks too
-  const fs::path file = user_dir.path() / nspid;
-  if (!fs::is_regular_file(fs::symlink_status(file, ec))) return std::nullopt;
-  const auto modified = fs::last_write_time(file, ec);
-  if (ec) return std::nullopt;
-  return Candidate{file, modified};
+bool newer(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
 }
+
+// `<tmp>/<user_dir>/<nspid>` if `user_dir` is a real directory (not a symlink) holding
+// that regular file; looked at through descriptors, never by a path the target can bend.
+std::optional<Candidate> candidate_in(int tmp, const std::string& user_dir, const std::string& nspid) {
+  if (user_dir.rfind("hsperfdata_", 0) != 0) return std::nullopt;
+  Fd dir = open_beneath(tmp, user_dir, O_PATH | O_DIRECTORY);
+  struct stat st {};
+  if (!dir || ::fstatat(dir.get(), nspid.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+    return std::nullopt;
+  return Candidate{user_dir, st.st_mtim};
+}
+
+std::vector<std::string> entries_of(int tmp_path_fd) {
+  std::vector<std::string> names;
+  // getdents needs a readable descriptor: reopen the O_PATH one through its own link.
+  Fd readable(::openat(tmp_path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  if (!readable) return names;
+  DIR* d = ::fdopendir(readable.release());
+  if (!d) return names;
+  // A target could fill its /tmp with entries: only hsperfdata_* ones are kept, and at most
+  // this many, so a listing costs bounded memory.
+  constexpr std::size_t max_user_dirs = 256;
+  while (const dirent* e = ::readdir(d))
+    if (std::string_view(e->d_name).rfind("hsperfdata_", 0) == 0 && names.size() < max_user_dirs)
+      names.emplace_back(e->d_name);
+  ::closedir(d);
+  return names;
+}
+
+std::string root_of(const std::string& proc_root, int pid) { return proc_root + "/" + std::to_string(pid) + "/root"; }
 
 }  // namespace
 
@@ -356,30 +377,49 @@ JvmCounters counters_of(const PerfData& data) {
   return c;
 }
 
-std::optional<std::string> find_perfdata_file(const std::string& proc_root, int pid, int nspid) {
+std::optional<PerfDataFile> locate_perfdata(const std::string& proc_root, int pid, int nspid) {
   if (pid <= 0 || nspid <= 0) return std::nullopt;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::directory_iterator it(fs::path(proc_root) / std::to_string(pid) / "root" / "tmp", ec);
+  const Fd root = open_root(root_of(proc_root, pid));
+  const Fd tmp = root ? open_beneath(root.get(), "tmp", O_PATH | O_DIRECTORY) : Fd{};
+  if (!tmp) return std::nullopt;
+  const std::string name = std::to_string(nspid);
   std::optional<Candidate> best;
   // A JVM killed hard leaves its file behind; another user's stale file may share the name.
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    auto found = candidate_in(*it, std::to_string(nspid));
-    if (found && (!best || found->modified > best->modified)) best = std::move(found);
+  for (const auto& user_dir : entries_of(tmp.get())) {
+    auto found = candidate_in(tmp.get(), user_dir, name);
+    if (found && (!best || newer(found->modified, best->modified))) best = std::move(found);
   }
   if (!best) return std::nullopt;
-  return best->path.string();
+  const std::string beneath = "tmp/" + best->user_dir + "/" + name;
+  return PerfDataFile{root_of(proc_root, pid) + "/" + beneath, beneath};
+}
+
+std::optional<std::string> find_perfdata_file(const std::string& proc_root, int pid, int nspid) {
+  auto file = locate_perfdata(proc_root, pid, nspid);
+  return file ? std::optional(file->path) : std::nullopt;
+}
+
+std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
+                                             std::string* error) {
+  const std::string shown = root_of(proc_root, pid) + "/" + beneath_root;
+  OpenError why;
+  const Fd root = open_root(root_of(proc_root, pid), &why);
+  const Fd file = root ? open_beneath(root.get(), beneath_root, O_RDONLY, &why) : Fd{};
+  if (!file) {
+    set_error(error, why.planted() ? "refused " + shown + ": a symlink or another file type where the JVM's "
+                                         "hsperfdata directory and file should be (not following it)"
+                                   : errno_text("cannot open", shown, why.err));
+    return std::nullopt;
+  }
+  return read_and_parse(shown, file, error);
 }
 
 std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error) {
-  Fd file;
-  if (!open_regular(path, file, error)) return std::nullopt;
-  const auto bytes = read_all(path, file.fd, error);
-  if (!bytes) return std::nullopt;
-  std::string why;
-  auto data = parse_perfdata(*bytes, &why);
-  if (!why.empty()) set_error(error, path + ": " + why);
-  return data;
+  // O_NOFOLLOW: a file given by path (lockwatch's own, or a test's) is read only if it is
+  // no symlink; a target's file goes through read_target_perfdata instead.
+  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!file) return set_error(error, errno_text("cannot open", path, errno)), std::nullopt;
+  return read_and_parse(path, file, error);
 }
 
 }  // namespace lockwatch::sampling

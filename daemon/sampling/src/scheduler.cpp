@@ -55,7 +55,8 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   SchedulerHooks hooks;
   std::map<TargetKey, std::shared_ptr<Target>> targets;
   std::deque<Job> queue;
-  std::size_t in_flight = 0;
+  std::size_t in_flight = 0;   // holding a slot
+  std::size_t overtime = 0;    // running past slot_hold, slot given back
   bool stopped = false;
 
   void arm(const std::shared_ptr<Target>& t) {
@@ -104,28 +105,46 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     return requested || (p.mode == LocksPolicy::Mode::every && p.every > 0 && t.tick_dumps % p.every == 0);
   }
 
+  // One running dump's slot: held from start until the dump ends or slot_hold passes.
+  struct Slot {
+    explicit Slot(asio::io_context& io) : timer(io) {}
+    asio::steady_timer timer;
+    bool held = true;
+  };
+
   void start(Job job) {
     ++in_flight;
     job.target->stats.in_flight = true;
-    const DumpRequest request{job.target->pid, wants_locks(*job.target, job.burst), job.target->options.timeout};
+    const auto& o = job.target->options;
+    const DumpRequest request{job.target->pid, wants_locks(*job.target, job.burst), o.timeout, o.bounds};
     auto event = std::make_shared<DumpEvent>(
         DumpEvent{job.target->key, job.burst, job.burst_index, request.locks, job.due, std::chrono::system_clock::now(), {}});
     auto watchdog = std::make_shared<asio::steady_timer>(io, request.timeout + options.watchdog_grace);
-    auto finish = [self = shared_from_this(), job, event, watchdog, done = false](DumpResult r) mutable {
+    auto slot = std::make_shared<Slot>(io);
+    auto finish = [self = shared_from_this(), job, event, watchdog, slot, done = false](DumpResult r) mutable {
       if (std::exchange(done, true)) return;
       watchdog->cancel();
+      slot->timer.cancel();
       event->result = std::move(r);
-      self->finished(job, std::move(*event));
+      self->finished(job, std::move(*event), std::exchange(slot->held, false));
     };
     auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
     watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
       if (!ec) (*shared_finish)(DumpResult{Outcome::timeout, {}, "the dump backend did not answer within the timeout", timeout});
     });
+    slot->timer.expires_after(options.slot_hold);
+    slot->timer.async_wait([self = shared_from_this(), slot](error_code ec) {
+      if (ec || !slot->held || self->stopped) return;
+      slot->held = false;
+      --self->in_flight;
+      ++self->overtime;
+      self->pump();
+    });
     backend(request, [shared_finish](DumpResult r) { (*shared_finish)(std::move(r)); });
   }
 
-  void finished(const Job& job, DumpEvent event) {
-    --in_flight;
+  void finished(const Job& job, DumpEvent event, bool held_slot) {
+    --(held_slot ? in_flight : overtime);
     auto& t = *job.target;
     t.busy = false;
     t.stats.in_flight = false;
@@ -223,6 +242,7 @@ std::optional<TargetStats> Scheduler::stats(TargetKey key) const {
 }
 
 std::size_t Scheduler::in_flight() const { return impl_->in_flight; }
+std::size_t Scheduler::overtime() const { return impl_->overtime; }
 
 void Scheduler::stop() {
   if (!impl_ || impl_->stopped) return;

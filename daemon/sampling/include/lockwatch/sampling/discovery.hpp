@@ -24,7 +24,8 @@ struct TargetId {
 struct DiscoveredJvm {
   TargetId id;
   int nspid = 0;
-  std::string perfdata_path;  // its hsperfdata file, seen through /proc/PID/root
+  std::string perfdata_path;  // its hsperfdata file, seen through /proc/PID/root (for people)
+  std::string perfdata_beneath_root;  // the same below the target's root: what is opened
   std::string cmdline;        // NULs as spaces
 };
 

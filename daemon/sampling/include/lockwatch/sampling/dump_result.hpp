@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "lockwatch/sampling/bounded_reply.hpp"
+
 namespace lockwatch::sampling {
 
 /// Closed set: it becomes a metric label, so it must never grow from input.
@@ -18,6 +20,8 @@ enum class Outcome : std::uint8_t {
   io_error,        // any other socket / pipe / file error
   parse_error,     // the reply was not a thread dump (bad status line, no dump in the text)
   tool_failed,     // the jstack backend's tool could not run or exited non-zero
+  too_large,       // the reply passed a bound (bytes, threads), or the sample did not fit the ring
+  untrusted,       // a path or peer of the target failed a safety check: symlink, FIFO, owner, credentials
 };
 std::string_view to_string(Outcome outcome) noexcept;
 
@@ -25,6 +29,7 @@ struct DumpRequest {
   int pid = 0;                                    // as seen from our PID namespace
   bool locks = false;                             // -l: walks the heap inside the safepoint; opt-in
   std::chrono::milliseconds timeout{10'000};      // the whole dump, connect to last byte
+  ReplyBounds bounds;                             // past them the dump is too_large
 };
 
 struct DumpResult {

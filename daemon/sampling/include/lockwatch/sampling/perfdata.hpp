@@ -49,15 +49,31 @@ struct JvmCounters {
 };
 JvmCounters counters_of(const PerfData& data);
 
+/// A target's hsperfdata file: shown as `path`, opened as `beneath_root` below the
+/// target's /proc/PID/root, never by `path` (see target_fs.hpp).
+struct PerfDataFile {
+  std::string path;          // "/proc/42/root/tmp/hsperfdata_app/7", for people
+  std::string beneath_root;  // "tmp/hsperfdata_app/7"
+};
+
 /// The JVM's file as seen from a sidecar: `<proc_root>/<pid>/root/tmp/hsperfdata_*/<nspid>`.
 /// `pid` is the target in our PID namespace, `nspid` in its own (the file name). Every user
 /// directory is searched, because the user name comes from the target's /etc/passwd, not
-/// ours; symlinks are skipped; with several matches the newest file wins. `proc_root` is
-/// "/proc" in production.
+/// ours; symlinks anywhere below the root are skipped; with several matches the newest file
+/// wins. `proc_root` is "/proc" in production.
+std::optional<PerfDataFile> locate_perfdata(const std::string& proc_root, int pid, int nspid);
+/// locate_perfdata's `path`.
 std::optional<std::string> find_perfdata_file(const std::string& proc_root, int pid, int nspid);
+
+/// Reads and parses the target's file at `beneath_root` below `<proc_root>/<pid>/root`,
+/// following no symlink below the root and never blocking (a FIFO is refused): a directory
+/// swapped for a symlink after discovery is refused, not followed. Errors name the path.
+std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
+                                             std::string* error = nullptr);
 
 /// Reads the whole file (a private copy: the JVM keeps writing the original) and parses it.
 /// Refuses symlinks and non-regular files; errors name the path and the system's reason.
+/// For files named by lockwatch itself; a target's file goes through read_target_perfdata.
 std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error = nullptr);
 
 }  // namespace lockwatch::sampling

@@ -26,6 +26,7 @@ struct ScheduleOptions {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds timeout{10'000};  // per dump, passed to the backend
   LocksPolicy locks;
+  ReplyBounds bounds;                          // per dump, passed to the backend
 };
 
 struct SchedulerOptions {
@@ -35,6 +36,10 @@ struct SchedulerOptions {
   // A backend that has not answered by timeout + grace is given up on (counted as a
   // timeout), so one stuck dump never holds a slot of the cap forever.
   std::chrono::milliseconds watchdog_grace{2'000};
+  // A dump still running after this gives its slot of max_concurrent back and finishes on
+  // its own: a target that stalls (stopped, hostile, swapping) then delays only itself,
+  // never the other targets' dumps. A real dump of a 10 000-thread JVM takes well under it.
+  std::chrono::milliseconds slot_hold{2'000};
 };
 
 using TargetKey = std::uint64_t;
@@ -89,7 +94,10 @@ class Scheduler {
   /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
   void request_locks(TargetKey key);
   std::optional<TargetStats> stats(TargetKey key) const;
+  /// Dumps holding a slot of max_concurrent now.
   std::size_t in_flight() const;
+  /// Dumps that gave their slot back (running past slot_hold) and have not finished yet.
+  std::size_t overtime() const;
   /// Cancels every timer; results still in flight are dropped. Idempotent.
   void stop();
 
