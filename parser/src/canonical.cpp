@@ -106,7 +106,9 @@ std::string canonical_text(const ThreadDump& dump) {
   out.append("stats lines=").append(std::to_string(dump.stats.lines));
   out.append(" unknown=").append(std::to_string(dump.stats.unknown_lines));
   out.append(" long=").append(std::to_string(dump.stats.long_lines));
-  out.append(" frames_dropped=").append(std::to_string(dump.stats.frames_dropped)).append("\n");
+  out.append(" frames_dropped=").append(std::to_string(dump.stats.frames_dropped));
+  if (dump.stats.locks_dropped) out.append(" locks_dropped=").append(std::to_string(dump.stats.locks_dropped));
+  out.append("\n");
   for (const auto& t : dump.threads) print_header(out, t), print_body(out, t);
   for (const auto& d : dump.jvm_deadlocks) {
     out.append("jvm_deadlock");

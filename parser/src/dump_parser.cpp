@@ -381,7 +381,14 @@ struct DumpParser::Impl {
     if (glued != std::string_view::npos) add_frame(t, body.substr(glued + 4));
   }
 
+  bool room_for_lock(const ThreadInfo& t) {
+    if (t.locks.size() + t.owned_synchronizers.size() < limits.max_locks_per_thread) return true;
+    ++dump->stats.locks_dropped;
+    return false;
+  }
+
   void add_lock(ThreadInfo& t, const detail::LockLine& lock) {
+    if (!room_for_lock(t)) return;
     const auto frame = t.frames.empty() ? 0 : t.frames.size() - 1;
     t.locks.push_back({lock.action, lock.address, arena().store(lock.class_name),
                        static_cast<std::uint32_t>(frame)});
@@ -396,7 +403,7 @@ struct DumpParser::Impl {
   void on_owned_line(ThreadInfo& t, std::string_view text) {
     auto owned = detail::parse_owned_line(text);
     if (!owned) return count_stray();
-    if (!owned->none) t.owned_synchronizers.push_back({owned->address, arena().store(owned->class_name)});
+    if (!owned->none && room_for_lock(t)) t.owned_synchronizers.push_back({owned->address, arena().store(owned->class_name)});
   }
 
   // ---- trailer -------------------------------------------------------------------------

@@ -90,9 +90,23 @@ void Transcoder::emit_code_unit(std::uint16_t unit, std::string& out) {
 }
 
 void LineSplitter::append_carry(std::string_view part) {
-  const std::size_t room = max_line_ > carry_.size() ? max_line_ - carry_.size() : 0;
-  if (part.size() > room) carry_cut_ = true;
-  carry_.append(part.substr(0, room));
+  if (!carry_cut_) {
+    if (carry_.size() + part.size() <= max_line_) return void(carry_.append(part));
+    // The line just passed max_line: from here on only its head and its latest bytes count.
+    carry_cut_ = true;
+    if (carry_.size() >= head_) {
+      carry_tail_.assign(carry_, head_);
+      carry_.resize(head_);
+    } else {
+      const std::size_t need = head_ - carry_.size();
+      carry_.append(part.substr(0, need));
+      part.remove_prefix(std::min(need, part.size()));
+    }
+  }
+  if (part.size() >= tail_) carry_tail_.assign(part.substr(part.size() - tail_));
+  else carry_tail_.append(part);
+  // Trimmed lazily, so a line arriving in many small chunks costs linear time.
+  if (carry_tail_.size() > 2 * tail_) carry_tail_.erase(0, carry_tail_.size() - tail_);
 }
 
 }  // namespace lockwatch::parser::detail

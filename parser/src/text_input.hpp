@@ -37,13 +37,16 @@ class Transcoder {
   std::uint16_t high_surrogate_ = 0;
 };
 
-/// Splits decoded bytes into lines without their "\n" / "\r\n". Lines longer than
-/// `max_line` are cut there and the rest up to the next '\n' is skipped (counted).
-/// `sink(std::string_view line, bool was_cut)` is called once per line; a template so the
-/// per-line call inlines (most of a dump's bytes are short frame lines).
+/// Splits decoded bytes into lines without their "\n" / "\r\n". A line longer than
+/// `max_line` keeps its first half and its last half (`max_line` bytes in all) and is
+/// flagged as cut: a thread header whose name is 70 KB long still ends in the fields that
+/// make it a header ("#12 ... nid=0x.. waiting ..."), so the thread is still counted, its
+/// name shortened in the middle. `sink(std::string_view line, bool was_cut)` is called once
+/// per line; a template so the per-line call inlines (most of a dump's bytes are short
+/// frame lines).
 class LineSplitter {
  public:
-  explicit LineSplitter(std::size_t max_line) : max_line_(max_line) {}
+  explicit LineSplitter(std::size_t max_line) : max_line_(max_line), head_(max_line / 2), tail_(max_line - max_line / 2) {}
 
   template <class Sink>
   void feed(std::string_view text, Sink&& sink) {
@@ -55,14 +58,12 @@ class LineSplitter {
       }
       const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
       if (carry_.empty() && !carry_cut_) {
-        // Fast path: the whole line is inside this chunk; no copy.
-        const bool cut = len > max_line_;
-        emit(text.substr(0, cut ? max_line_ : len), cut, sink);
+        // Fast path: the whole line is inside this chunk; no copy unless it is too long.
+        if (len <= max_line_) emit(text.substr(0, len), false, sink);
+        else emit_cut(text.substr(0, head_), text.substr(len - tail_, tail_), sink);
       } else {
         append_carry(text.substr(0, len));
-        emit(carry_, carry_cut_, sink);
-        carry_.clear();
-        carry_cut_ = false;
+        flush_carry(sink);
       }
       text.remove_prefix(len + 1);
     }
@@ -70,9 +71,7 @@ class LineSplitter {
 
   template <class Sink>
   void finish(Sink&& sink) {
-    if (!carry_.empty() || carry_cut_) emit(carry_, carry_cut_, sink);
-    carry_.clear();
-    carry_cut_ = false;
+    if (!carry_.empty() || carry_cut_) flush_carry(sink);
   }
 
  private:
@@ -81,10 +80,28 @@ class LineSplitter {
     if (!was_cut && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     sink(line, was_cut);
   }
+  template <class Sink>
+  void emit_cut(std::string_view head, std::string_view tail, Sink& sink) {
+    joined_.assign(head).append(tail);
+    if (!joined_.empty() && joined_.back() == '\r') joined_.pop_back();
+    sink(std::string_view(joined_), true);
+  }
+  template <class Sink>
+  void flush_carry(Sink& sink) {
+    if (carry_cut_) emit_cut(carry_, std::string_view(carry_tail_).substr(carry_tail_.size() - std::min(tail_, carry_tail_.size())), sink);
+    else emit(carry_, false, sink);
+    carry_.clear();
+    carry_tail_.clear();
+    carry_cut_ = false;
+  }
   void append_carry(std::string_view part);
 
   std::size_t max_line_;
-  std::string carry_;
+  std::size_t head_;          // bytes kept from the start of a cut line
+  std::size_t tail_;          // bytes kept from its end
+  std::string carry_;         // the line so far; once cut, its first head_ bytes
+  std::string carry_tail_;    // once cut: the latest bytes, at most 2 * tail_ (trimmed lazily)
+  std::string joined_;        // a cut line as emitted
   bool carry_cut_ = false;
 };
 

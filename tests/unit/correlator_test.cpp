@@ -168,3 +168,35 @@ TEST_CASE("correlator: a bounded window keeps the newest dumps and drops old str
   // Compaction ran (every max_samples adds): the pool holds no more than a fresh one needs.
   CHECK(window.pooled_strings() <= last3.pooled_strings() + 8);
 }
+
+TEST_CASE("correlator: a byte bound keeps the newest dumps, and holders still resolve", "[analysis][correlator][security]") {
+  // 2 000 waiters per dump: ~0.3 MiB each in the correlator, most of it their names.
+  std::string threads = holder("owner", 1, "0x1");
+  std::vector<std::string> names;
+  for (int i = 0; i < 2000; ++i) names.push_back("w" + std::to_string(i));
+  for (int i = 0; i < 2000; ++i) threads += waiter(names[static_cast<std::size_t>(i)].c_str(), 10 + i, "0x1");
+  const auto d = dump(threads);
+  analysis::Correlator unbounded({3, 1, 100, 0});
+  analysis::Correlator bounded({3, 1, 100, 1024 * 1024});
+  for (int i = 0; i < 40; ++i) unbounded.add(d, i), bounded.add(d, i);
+  CHECK(unbounded.size() == 40);
+  CHECK(bounded.size() < 40);
+  CHECK(bounded.size() >= 2);
+  CHECK(bounded.bytes() <= 1024 * 1024);
+  CHECK(bounded.evictions() == 40 - bounded.size());
+  const auto last = bounded.tally(bounded.size() - 1);
+  CHECK(last.resolution.same_dump == 2000);
+  CHECK(last.waiters.begin()->second == 2000);
+}
+
+TEST_CASE("correlator: thousands of unresolved waiters resolve from a neighbour by key", "[analysis][correlator]") {
+  // Waiters without a holder in their own dump find it in the neighbour through the
+  // sample's key index (one lookup each, not a scan of the neighbour's waiters).
+  std::string lone;
+  for (int i = 0; i < 3000; ++i) lone += waiter(("w" + std::to_string(i)).c_str(), 10 + i, "0x2");
+  analysis::Correlator c({3, 1, 0, 0});
+  c.add(dump(lone), 0);
+  c.add(dump(holder("owner", 1, "0x1") + waiter("x", 5, "0x1")), 1);
+  const auto first = c.tally(0);
+  CHECK(first.resolution.correlated == 3000);
+}

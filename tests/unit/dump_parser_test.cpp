@@ -239,6 +239,13 @@ TEST_CASE("parser: hard limits stop cleanly and are counted", "[parser][limits]"
     REQUIRE(dumps.size() == 1);
     CHECK(dumps[0].stats.long_lines == 7);  // banner, five thread headers, one synchronizer line
   }
+  SECTION("lock lines") {
+    parser::ParserLimits limits;
+    limits.max_locks_per_thread = 1;
+    auto d = std::move(parser::parse_dumps(jdk17_dump, limits).at(0));
+    CHECK(d.stats.locks_dropped > 0);
+    for (const auto& t : d.threads) CHECK(t.locks.size() + t.owned_synchronizers.size() <= 1);
+  }
   SECTION("dumps") {
     parser::ParserLimits limits;
     limits.max_dumps = 1;

@@ -145,3 +145,55 @@ TEST_CASE("pools: names grouped by their closing number", "[analysis][pools]") {
   CHECK(pools[0].pool == "ForkJoinPool-1-worker-N");
   for (const auto& p : pools) CHECK(p.threads >= 2);
 }
+
+namespace {
+
+// A holder of `locks` distinct monitors (each re-entered once further down the stack) and a
+// thread BLOCKED on the first of them: the shape of a hostile dump with 200 000 lock lines.
+std::string many_locks_dump(int locks, std::string_view waiter_name = "waiter") {
+  std::string d = "Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode):\n\n";
+  d += "\"holder\" #10 prio=5 os_prio=0 tid=0x1 nid=0x10 runnable [0x0]\n   java.lang.Thread.State: RUNNABLE\n";
+  for (int i = 0; i < locks; ++i) d += "\tat A.inner(A.java:1)\n\t- locked <0x" + std::to_string(1000 + i) + "> (a java.lang.Object)\n";
+  for (int i = 0; i < locks; ++i) d += "\tat A.outer(A.java:2)\n\t- locked <0x" + std::to_string(1000 + i) + "> (a java.lang.Object)\n";
+  d += "\n\"";
+  d += waiter_name;
+  d += "\" #11 prio=5 os_prio=0 tid=0x2 nid=0x11 waiting for monitor entry [0x0]\n"
+       "   java.lang.Thread.State: BLOCKED (on object monitor)\n"
+       "\tat B.run(B.java:3)\n\t- waiting to lock <0x1000> (a java.lang.Object)\n\nJNI global refs: 1, weak refs: 0\n";
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("lock graph: re-entered monitors count once, at the outermost frame", "[analysis][graph]") {
+  const auto d = test::parse_one(many_locks_dump(3));
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.held.size() == 3);
+  for (const auto& h : g.held) CHECK(h.site == "A.outer");
+  REQUIRE(g.waits.size() == 1);
+  REQUIRE(g.waits[0].holder);
+  CHECK(name_of(d, *g.waits[0].holder) == "holder");
+}
+
+TEST_CASE("lock graph: tens of thousands of lock lines in one thread are resolved, bounded", "[analysis][graph][security]") {
+  // 2 x 20 000 lock lines: within the parser's per-thread bound of 4096 only the first
+  // 4096 survive (counted), and the graph still names the holder of the contended one.
+  const auto d = test::parse_one(many_locks_dump(20'000));
+  CHECK(d.stats.locks_dropped == 40'000 - 4096);
+  const auto g = analysis::build_lock_graph(d);
+  CHECK(g.held.size() == 4096);
+  REQUIRE(g.waits.size() == 1);
+  REQUIRE(g.waits[0].holder);
+  CHECK(name_of(d, *g.waits[0].holder) == "holder");
+}
+
+TEST_CASE("lock graph: a 70 KB thread name still makes a BLOCKED waiter", "[analysis][graph][security]") {
+  const std::string name(70'000, 'n');
+  const auto d = test::parse_one(many_locks_dump(1, name));
+  REQUIRE(d.threads.size() == 2);
+  CHECK(d.threads[1].state == model::ThreadState::blocked);
+  CHECK(d.threads[1].name.size() < 64 * 1024);
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 1);
+  CHECK(g.waits[0].thread == 1);
+}

@@ -45,10 +45,28 @@ TEST_CASE("line splitter: CRLF, missing final newline, any chunking", "[parser][
   }
 }
 
-TEST_CASE("line splitter: long lines are cut and the rest skipped", "[parser][input]") {
-  const std::string text = "0123456789\nok\n";
-  for (std::size_t chunk = 1; chunk <= text.size(); ++chunk)
-    CHECK(split(text, 4, chunk) == std::vector<std::string>{"0123<cut>", "ok"});
+TEST_CASE("line splitter: a long line keeps its first and last halves, on any chunking", "[parser][input]") {
+  const std::string text = "0123456789\nok\nabcde\r\nxyz\n";
+  for (std::size_t chunk = 1; chunk <= text.size(); ++chunk) {
+    INFO("chunk " << chunk);
+    // The '\r' of a CRLF line counts towards its length (it may come in a later chunk).
+    CHECK(split(text, 4, chunk) == std::vector<std::string>{"0189<cut>", "ok", "abe<cut>", "xyz"});
+    CHECK(split(text, 5, chunk) == std::vector<std::string>{"01789<cut>", "ok", "abde<cut>", "xyz"});
+    CHECK(split(text, 6, chunk) == std::vector<std::string>{"012789<cut>", "ok", "abcde", "xyz"});
+  }
+}
+
+TEST_CASE("line splitter: a line of megabytes costs its bound, on any chunking", "[parser][input][security]") {
+  std::string text(3 << 20, 'n');
+  text[0] = '"';
+  text += "\" #12 prio=5 nid=0x1 waiting for monitor entry [0x0]\n";
+  for (std::size_t chunk : {std::size_t{1} << 10, std::size_t{64} << 10, text.size()}) {
+    const auto lines = split(text, 1024, chunk);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].size() == 1024 + 5);  // + "<cut>"
+    CHECK(lines[0].front() == '"');
+    CHECK(lines[0].find("waiting for monitor entry [0x0]<cut>") != std::string::npos);
+  }
 }
 
 TEST_CASE("transcoder: UTF-16LE with and without BOM, UTF-16BE, UTF-8 BOM", "[parser][input]") {

@@ -98,10 +98,62 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
     s.waits.push_back({w.address.value_or(0), tables_.key(w.kind, w.lock_class, w.site), tables_.name(t.name),
                        w.held ? holder_id(g.held[*w.held]) : none, small_id(t.java_id)});
   }
+  index(s);
+  s.bytes = bytes_of(s);
+  sample_bytes_ += s.bytes;
   samples_.push_back(std::move(s));
-  if (options_.max_samples == 0) return;
-  while (samples_.size() > options_.max_samples) samples_.pop_front();
-  if (++adds_since_compaction_ >= options_.max_samples) compact();
+  if (options_.max_samples != 0)
+    while (samples_.size() > options_.max_samples) sample_bytes_ -= samples_.front().bytes, samples_.pop_front();
+  evict_for_bytes();
+  const auto window = options_.max_samples != 0 ? options_.max_samples : (options_.max_bytes != 0 ? samples_.size() : 0);
+  if (window != 0 && ++adds_since_compaction_ >= window) compact();
+}
+
+// Lookups from other dumps are binary searches, so resolving every waiter of a dump with
+// thousands of them stays O(n log n) instead of a scan per waiter.
+void Correlator::index(Sample& s) const {
+  std::stable_sort(s.held.begin(), s.held.end(),
+                   [](const HeldLock& a, const HeldLock& b) { return std::tie(a.kind, a.address) < std::tie(b.kind, b.address); });
+  for (const auto& w : s.waits)
+    if (w.holder != none) s.key_holder.emplace_back(w.key, w.holder);
+  std::stable_sort(s.key_holder.begin(), s.key_holder.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  s.key_holder.erase(std::unique(s.key_holder.begin(), s.key_holder.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+                     s.key_holder.end());
+  s.held.shrink_to_fit();
+  s.waits.shrink_to_fit();
+  s.key_holder.shrink_to_fit();
+}
+
+std::size_t Correlator::bytes_of(const Sample& s) {
+  std::size_t n = sizeof(Sample) + s.waits.capacity() * sizeof(Observation) + s.held.capacity() * sizeof(HeldLock) +
+                  s.key_holder.capacity() * sizeof(std::pair<Id, Id>);
+  const auto& d = s.summary;
+  n += d.timestamp.capacity() + d.states.size() * 48;
+  for (const auto& dl : d.deadlocks) {
+    n += sizeof(dl) + dl.kinds.capacity();
+    for (const auto& t : dl.threads) n += sizeof(t) + t.capacity();
+  }
+  for (const auto& p : d.pools) n += sizeof(p) + p.pool.capacity() + p.states.size() * 48;
+  return n;
+}
+
+// Strings, and the map and vector entries that refer to them (a rough per-entry cost).
+std::size_t Correlator::table_bytes() const noexcept {
+  return tables_.strings.bytes() + tables_.strings.size() * 64 + tables_.names.size() * 64 + tables_.keys.size() * 96 +
+         tables_.holders.size() * 112;
+}
+
+void Correlator::evict_for_bytes() {
+  if (options_.max_bytes == 0) return;
+  for (int pass = 0; pass < 2 && bytes() > options_.max_bytes; ++pass) {
+    while (samples_.size() > 1 && bytes() > options_.max_bytes) {
+      sample_bytes_ -= samples_.front().bytes;
+      samples_.pop_front();
+      ++evictions_;
+    }
+    // The tables still hold what the dropped dumps brought: rebuild them once, then look again.
+    if (pass == 0 && table_bytes() > options_.max_bytes / 2) compact();
+  }
 }
 
 // Interned values outlive the dumps that brought them (thread names of a churning pool
@@ -120,6 +172,11 @@ void Correlator::compact() {
       o.key = fresh.key(k.kind, k.lock_class, k.site), o.thread = fresh.name(tables_.names[o.thread]), o.holder = holder(o.holder);
     }
     for (auto& h : s.held) h.lock_class = fresh.name(tables_.names[h.lock_class]), h.holder = holder(h.holder);
+    for (auto& [key, h] : s.key_holder) {
+      const auto& k = tables_.keys[key];
+      key = fresh.key(k.kind, k.lock_class, k.site), h = holder(h);
+    }
+    std::sort(s.key_holder.begin(), s.key_holder.end());
   }
   tables_ = std::move(fresh);
 }
@@ -128,12 +185,16 @@ void Correlator::compact() {
 // that dump found for the same lock key.
 std::optional<Correlator::HolderRef> Correlator::find_in(const Sample& s, const Observation& o) const {
   const auto& key = key_of(o);
-  if (o.address)
-    for (const auto& h : s.held)
-      if (h.kind == key.kind && h.address == o.address && tables_.names[h.lock_class] == key.lock_class)
-        return holder_of(h.holder);
-  for (const auto& w : s.waits)
-    if (w.holder != none && w.key == o.key) return holder_of(w.holder);
+  if (o.address) {
+    auto it = std::lower_bound(s.held.begin(), s.held.end(), std::pair{key.kind, o.address}, [](const HeldLock& h, const auto& v) {
+      return std::tie(h.kind, h.address) < std::tie(v.first, v.second);
+    });
+    for (; it != s.held.end() && it->kind == key.kind && it->address == o.address; ++it)
+      if (tables_.names[it->lock_class] == key.lock_class) return holder_of(it->holder);
+  }
+  auto it = std::lower_bound(s.key_holder.begin(), s.key_holder.end(), o.key,
+                             [](const std::pair<Id, Id>& kh, Id k) { return kh.first < k; });
+  if (it != s.key_holder.end() && it->first == o.key) return holder_of(it->second);
   return std::nullopt;
 }
 

@@ -50,7 +50,9 @@ std::string_view wait_site(const ThreadInfo& t, const WaitLine& w) {
 }
 
 // Monitors held: "- locked <X>" except the X it waits on (a waiter prints "locked <X>"
-// under its wait/re-lock line). Re-entrant locks repeat: keep the outermost frame.
+// under its wait/re-lock line). Re-entrant locks repeat: keep the outermost frame, i.e. the
+// last line for an address. Sorting keeps this O(n log n) in a thread's lock lines (a
+// hostile dump may print 200 000 of them in one thread).
 void collect_monitors(std::uint32_t index, const ThreadInfo& t, const std::optional<WaitLine>& w,
                       std::vector<Held>& out) {
   const bool waits_on_object = w && w->ref->address;
@@ -60,17 +62,18 @@ void collect_monitors(std::uint32_t index, const ThreadInfo& t, const std::optio
     if (ref.action != LockAction::locked || !ref.address) continue;
     if (waits_on_object && *ref.address == waited) continue;
     const auto site = ref.frame < t.frames.size() ? model::frame_method(t.frames[ref.frame].text) : std::string_view{};
-    const Held held{index, LockKind::monitor, *ref.address, ref.class_name, site, site_from(t, 0)};
-    // A thread holds a few monitors: a linear search beats a map here.
-    auto same = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                             [&](const Held& h) { return h.address == held.address; });
-    if (same == out.end())
-      out.push_back(held);
-    else
-      *same = held;
+    out.push_back(Held{index, LockKind::monitor, *ref.address, ref.class_name, site, site_from(t, 0)});
   }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-            [](const Held& a, const Held& b) { return a.address < b.address; });
+  const auto begin = out.begin() + static_cast<std::ptrdiff_t>(first);
+  std::stable_sort(begin, out.end(), [](const Held& a, const Held& b) { return a.address < b.address; });
+  // Of equal addresses keep the last (outermost) one: move it to the front of its run.
+  auto kept = begin;
+  for (auto it = begin; it != out.end();) {
+    auto run_end = std::find_if(it, out.end(), [&](const Held& h) { return h.address != it->address; });
+    *kept++ = *(run_end - 1);
+    it = run_end;
+  }
+  out.erase(kept, out.end());
 }
 
 void collect_synchronizers(std::uint32_t index, const ThreadInfo& t, std::vector<Held>& out) {
@@ -117,42 +120,49 @@ std::vector<Cycle> find_cycles(const LockGraph& g, std::size_t threads) {
   return cycles;
 }
 
-std::set<std::string_view> names_of(const model::ThreadDump& dump, const std::vector<std::uint32_t>& threads) {
-  std::set<std::string_view> names;
-  for (auto t : threads) names.insert(dump.threads[t].name);
+// The names of a set of threads, sorted: equal sets compare equal.
+std::vector<std::string_view> names_of(const model::ThreadDump& dump, const std::vector<std::uint32_t>& threads) {
+  std::vector<std::string_view> names;
+  for (auto t : threads) names.push_back(dump.threads[t].name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
-std::optional<std::uint32_t> thread_named(const model::ThreadDump& dump, std::string_view name) {
-  for (std::uint32_t i = 0; i < dump.threads.size(); ++i)
-    if (dump.threads[i].name == name && dump.threads[i].is_java()) return i;
-  return std::nullopt;
-}
-
+// HotSpot's own deadlock reports, merged with the cycles found in the graph. Indexed by
+// name and by name set, so a dump with thousands of threads and reports stays O(n log n).
 void merge_jvm_reports(const model::ThreadDump& dump, std::vector<Cycle>& cycles) {
+  if (dump.jvm_deadlocks.empty()) return;
+  std::map<std::string_view, std::uint32_t> java_thread;  // the first Java thread of each name
+  for (std::uint32_t i = 0; i < dump.threads.size(); ++i)
+    if (dump.threads[i].is_java()) java_thread.try_emplace(dump.threads[i].name, i);
+  std::map<std::vector<std::string_view>, std::vector<std::size_t>> by_names;  // unreported cycles, in order
+  for (std::size_t c = 0; c < cycles.size(); ++c) by_names[names_of(dump, cycles[c].threads)].push_back(c);
+  std::vector<Cycle> extra;
   for (const auto& report : dump.jvm_deadlocks) {
-    const std::set<std::string_view> names(report.threads.begin(), report.threads.end());
+    std::vector<std::string_view> names(report.threads.begin(), report.threads.end());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     // Names are not unique (two "DeadlockThread-A" in two cycles): each cycle takes one report.
-    auto match = std::find_if(cycles.begin(), cycles.end(), [&](const Cycle& c) {
-      return !c.reported_by_jvm && names_of(dump, c.threads) == names;
-    });
-    if (match != cycles.end()) {
-      match->reported_by_jvm = true;
+    if (auto it = by_names.find(names); it != by_names.end() && !it->second.empty()) {
+      cycles[it->second.front()].reported_by_jvm = true;
+      it->second.erase(it->second.begin());
       continue;
     }
     Cycle c;
     c.reported_by_jvm = true;
     for (auto name : report.threads)
-      if (auto t = thread_named(dump, name)) c.threads.push_back(*t);
-    cycles.push_back(std::move(c));
+      if (auto t = java_thread.find(name); t != java_thread.end()) c.threads.push_back(t->second);
+    extra.push_back(std::move(c));
   }
+  for (auto& c : extra) cycles.push_back(std::move(c));
 }
 
-void fill_kinds(const LockGraph& g, Cycle& c) {
-  for (auto t : c.threads) {
-    auto w = std::find_if(g.waits.begin(), g.waits.end(), [t](const Wait& x) { return x.thread == t; });
-    c.kinds.push_back(w == g.waits.end() ? LockKind::monitor : w->kind);
-  }
+void fill_kinds(const LockGraph& g, std::size_t threads, std::vector<Cycle>& cycles) {
+  std::vector<LockKind> kind(threads, LockKind::monitor);
+  for (const auto& w : g.waits) kind[w.thread] = w.kind;
+  for (auto& c : cycles)
+    for (auto t : c.threads) c.kinds.push_back(kind[t]);
 }
 
 }  // namespace
@@ -182,7 +192,7 @@ LockGraph build_lock_graph(const model::ThreadDump& dump) {
   }
   g.deadlocks = find_cycles(g, dump.threads.size());
   merge_jvm_reports(dump, g.deadlocks);
-  for (auto& c : g.deadlocks) fill_kinds(g, c);
+  fill_kinds(g, dump.threads.size(), g.deadlocks);
   return g;
 }
 

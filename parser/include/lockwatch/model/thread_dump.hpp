@@ -111,8 +111,9 @@ std::string_view to_string(DumpFormat format) noexcept;
 struct DumpStats {
   std::uint64_t lines = 0;
   std::uint64_t unknown_lines = 0;   // lines inside the dump that match no rule (kept as notes when indented)
-  std::uint64_t long_lines = 0;      // lines cut at ParserLimits::max_line_bytes
+  std::uint64_t long_lines = 0;      // lines shortened to ParserLimits::max_line_bytes
   std::uint64_t frames_dropped = 0;  // frames past ParserLimits::max_frames_per_thread
+  std::uint64_t locks_dropped = 0;   // lock lines past ParserLimits::max_locks_per_thread
   bool has_header = false;           // a "Full thread dump" line opened it
   bool complete = false;             // the end marker was seen (the JNI refs line for jstack text)
 };

@@ -14,10 +14,13 @@ namespace lockwatch::parser {
 
 /// Hard limits. Hitting one stops or trims parsing cleanly and is counted, never a crash.
 struct ParserLimits {
-  std::size_t max_line_bytes = 64 * 1024;         // longer lines are cut (counted in long_lines)
+  std::size_t max_line_bytes = 64 * 1024;         // longer lines keep both halves (counted in long_lines)
   std::size_t max_total_bytes = std::size_t{2} << 30;  // input past this is ignored; parsing stops
   std::size_t max_threads = 200'000;              // per dump; parsing stops past it
   std::size_t max_frames_per_thread = 4096;       // HotSpot prints at most 1024 by default
+  // Lock lines ("- locked", "- waiting to lock", owned synchronizers) per thread: a real
+  // stack holds a few per frame; a hostile one may print 200 000 in one thread.
+  std::size_t max_locks_per_thread = 4096;
   std::size_t max_dumps = 100'000;                // per stream; parsing stops past it
 };
 

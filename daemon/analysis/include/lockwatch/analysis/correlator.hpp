@@ -94,6 +94,10 @@ struct CorrelatorOptions {
   std::uint32_t stuck_samples = 3;      // report threads waiting on one lock this many dumps in a row
   std::uint32_t neighbour_window = 1;   // how many dumps before/after may resolve a holder
   std::size_t max_samples = 0;          // keep the newest N dumps (a daemon's ring); 0 = all
+  /// Keep the newest dumps within about this much memory (the newest one always); 0 = no
+  /// bound. A daemon's samples of 20 000 waiting threads each would otherwise take
+  /// hundreds of MiB at max_samples.
+  std::size_t max_bytes = 0;
 };
 
 /// What one dump adds to the running counts: the daemon turns these into counters.
@@ -117,6 +121,10 @@ class Correlator {
   SampleTally tally(std::size_t index) const;
   const DumpSummary& summary(std::size_t index) const { return samples_[index].summary; }
   std::size_t pooled_strings() const noexcept { return tables_.strings.size(); }
+  /// Estimated memory of the kept dumps and the tables (what max_bytes bounds).
+  std::size_t bytes() const noexcept { return sample_bytes_ + table_bytes(); }
+  /// Dumps dropped to stay within max_bytes (not counting max_samples).
+  std::uint64_t evictions() const noexcept { return evictions_; }
 
  private:
   // Values a sample refers to by id: a daemon keeps hundreds of waiters per dump for
@@ -164,7 +172,9 @@ class Correlator {
   struct Sample {
     DumpSummary summary;
     std::vector<Observation> waits;
-    std::vector<HeldLock> held;
+    std::vector<HeldLock> held;                 // sorted by (kind, address), stable
+    std::vector<std::pair<Id, Id>> key_holder;  // (key, first resolved holder), sorted by key
+    std::size_t bytes = 0;
   };
   struct Tally {
     LockSummary summary;
@@ -178,6 +188,10 @@ class Correlator {
   template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, Resolution)
   void visit_waits(std::size_t sample, Visit&& visit) const;
   void compact();
+  void index(Sample& s) const;
+  static std::size_t bytes_of(const Sample& s);
+  std::size_t table_bytes() const noexcept;
+  void evict_for_bytes();
   std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
   std::optional<HolderRef> find_in(const Sample& s, const Observation& o) const;
   void count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const;
@@ -188,6 +202,8 @@ class Correlator {
   Tables tables_;
   std::deque<Sample> samples_;
   std::size_t adds_since_compaction_ = 0;
+  std::size_t sample_bytes_ = 0;
+  std::uint64_t evictions_ = 0;
 };
 
 }  // namespace lockwatch::analysis
