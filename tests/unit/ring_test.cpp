@@ -34,7 +34,7 @@ TEST_CASE("every real dump comes back byte for byte", "[store]") {
   if (files.empty()) WARN("SKIPPED: no corpus at " << test::corpus_dir());
   store::Ring ring({100000, std::uint64_t{1} << 40});
   std::vector<std::pair<std::uint64_t, fs::path>> ids;
-  for (const auto& f : files) ids.emplace_back(ring.add(test::read_file(f), {}), f);
+  for (const auto& f : files) ids.emplace_back(*ring.add(test::read_file(f), {}), f);
   for (const auto& [id, f] : ids) {
     INFO(f);
     const auto text = ring.text(id);
@@ -62,7 +62,7 @@ TEST_CASE("volatile header tokens: exotic numbers still round-trip", "[store]") 
       "\"odd\" #2 cpu=1. elapsed=.5s allocated=007B cpu=99999999999999999999ms tid=0x1\n"
       "\"x\x01y\" #3 cpu=1.00ms\n"
       "no newline at the end";
-  const auto id = ring.add(text, {});
+  const auto id = *ring.add(text, {});
   CHECK(*ring.text(id) == text);
 }
 
@@ -71,18 +71,19 @@ TEST_CASE("limits: count and bytes evict the oldest; evicted samples are gone", 
   const auto b = test::read_file(test::captured_dir() / "jdk17" / "ReentrantLockPool" / "dump-1.txt");
   store::Ring ring({3, std::uint64_t{1} << 40});
   std::vector<std::uint64_t> ids;
-  for (int i = 0; i < 5; ++i) ids.push_back(ring.add(i % 2 ? a : b, {}));
+  for (int i = 0; i < 5; ++i) ids.push_back(*ring.add(i % 2 ? a : b, {}));
   CHECK(ring.size() == 3);
   CHECK(ring.evictions() == 2);
   CHECK_FALSE(ring.text(ids[0]));
   CHECK(ring.list().front().id == ids[2]);
   CHECK(ids[4] > ids[3]);
 
-  store::Ring small({1000, 1});  // byte bound below one sample: the newest is always kept
-  small.add(a, {});
-  small.add(b, {});
-  CHECK(small.size() == 1);
-  CHECK(*small.text(small.list().front().id) == b);
+  store::Ring small({1000, 1});  // byte bound below one sample: no sample fits, none is kept
+  CHECK_FALSE(small.add(a, {}));
+  CHECK_FALSE(small.add(b, {}));
+  CHECK(small.size() == 0);
+  CHECK(small.refused() == 2);
+  CHECK(small.bytes() == 0);
 }
 
 TEST_CASE("eviction returns every pooled byte: a ring holding only B costs what B alone costs", "[store]") {
@@ -116,4 +117,23 @@ TEST_CASE("collapsed stacks of BLOCKED threads, root first, counted over samples
   CHECK(total == 2 * blocked);
   CHECK(ring.collapsed("BLOCKED", 1).find(" " + std::to_string(blocked)) != std::string::npos);
   CHECK(ring.collapsed("NO_SUCH_STATE").empty());
+}
+
+TEST_CASE("ring: a sample that cannot fit on its own is refused, and the ring stays as it was", "[store][ring][security]") {
+  store::Ring ring({600, 256 * 1024});
+  const auto small = test::read_file(real_dumps().front());
+  const auto kept = ring.add(small, {});
+  REQUIRE(kept);
+  const auto bytes_before = ring.bytes();
+  // Many distinct lines: interning cannot shrink it, so it is bigger than the bound alone.
+  std::string huge = "Full thread dump x:\n\n";
+  for (int i = 0; i < 40'000; ++i) huge += "\"t" + std::to_string(i) + "\" #" + std::to_string(i) + " prio=5\n\n";
+  REQUIRE(huge.size() > 256 * 1024);
+  CHECK_FALSE(ring.add(huge, {}));
+  CHECK(ring.refused() == 1);
+  CHECK(ring.size() == 1);
+  CHECK(ring.bytes() == bytes_before);  // everything the refused sample took was given back
+  CHECK(ring.text(*kept) == small);
+  CHECK(ring.add(small, {}));           // and it keeps working
+  CHECK(ring.bytes() <= 256 * 1024);
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -54,6 +55,7 @@ struct Ring::Impl {
   std::uint64_t pool_bytes = 0;
   std::uint64_t sample_bytes = 0;
   std::uint64_t evictions = 0;
+  std::uint64_t refused = 0;
 
   Id acquire_line(std::string text) {
     const auto before = lines.size();
@@ -90,9 +92,13 @@ struct Ring::Impl {
     return acquire_line(std::string(line));
   }
 
-  Stored encode(std::string_view text) {
+  // Encodes `text`, or gives up (releasing what it took) as soon as what this one sample
+  // adds passes max_bytes: then it could not be kept even alone, and the ring must not
+  // grow past its bound to find that out.
+  std::optional<Stored> encode(std::string_view text) {
     Stored s;
     s.final_newline = text.empty() || text.back() == '\n';
+    const auto pool_before = pool_bytes;
     Shape block;
     for (std::size_t at = 0; at < text.size();) {
       const auto end = std::min(text.find('\n', at), text.size());
@@ -100,11 +106,18 @@ struct Ring::Impl {
       block.push_back(line_id(line, s.numbers));
       if (is_blank(line)) s.blocks.push_back(acquire_shape(std::exchange(block, {})));
       at = end + 1;
+      const auto added = pool_bytes - pool_before + s.numbers.size() + (s.blocks.size() + block.size()) * sizeof(Id);
+      if (added > limits.max_bytes) return release(s, block), std::nullopt;
     }
     if (!block.empty()) s.blocks.push_back(acquire_shape(block));
     s.blocks.shrink_to_fit();
     s.numbers.shrink_to_fit();
     return s;
+  }
+
+  void release(const Stored& s, const Shape& open_block) {
+    for (Id block : s.blocks) release_shape(block);
+    for (Id line : open_block) release_line(line);
   }
 
   void evict_oldest() {
@@ -150,8 +163,10 @@ Ring::~Ring() = default;
 Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 
-std::uint64_t Ring::add(std::string_view text, SampleInfo info) {
-  Stored s = impl_->encode(text);
+std::optional<std::uint64_t> Ring::add(std::string_view text, SampleInfo info) {
+  auto encoded = impl_->encode(text);
+  if (!encoded) return ++impl_->refused, std::nullopt;
+  Stored s = std::move(*encoded);
   info.id = impl_->next_id++;
   info.text_bytes = text.size();
   s.info = std::move(info);
@@ -203,5 +218,6 @@ void Ring::set_limits(RingLimits limits) {
 std::size_t Ring::size() const noexcept { return impl_->samples.size(); }
 std::uint64_t Ring::bytes() const noexcept { return impl_->pool_bytes + impl_->sample_bytes; }
 std::uint64_t Ring::evictions() const noexcept { return impl_->evictions; }
+std::uint64_t Ring::refused() const noexcept { return impl_->refused; }
 
 }  // namespace lockwatch::store

@@ -37,8 +37,10 @@ class Ring {
   Ring& operator=(Ring&&) noexcept;
 
   /// Stores a dump's text (byte for byte; `text(id)` gives it back) and evicts the
-  /// oldest samples while a limit is exceeded. Returns the new sample's id.
-  std::uint64_t add(std::string_view text, SampleInfo info);
+  /// oldest samples while a limit is exceeded. Returns the new sample's id, or nothing when
+  /// the sample alone would take more than max_bytes: it is then refused (counted in
+  /// refused()) and the ring is as before - the bound holds for every input.
+  std::optional<std::uint64_t> add(std::string_view text, SampleInfo info);
   std::vector<SampleInfo> list() const;  // oldest first
   std::optional<SampleInfo> info(std::uint64_t id) const;
   std::optional<std::string> text(std::uint64_t id) const;
@@ -50,6 +52,7 @@ class Ring {
   std::size_t size() const noexcept;
   std::uint64_t bytes() const noexcept;      // estimated memory of samples and pools
   std::uint64_t evictions() const noexcept;  // samples dropped to stay within the limits
+  std::uint64_t refused() const noexcept;    // samples too big for max_bytes on their own
 
  private:
   struct Impl;
