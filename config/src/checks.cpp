@@ -63,6 +63,15 @@ void check_targets(Checker& c, const TargetSettings& targets) {
   }
   if (!targets.match.empty()) check_regex(c, "targets.match", targets.match);
   c.positive("targets.rescan", targets.rescan);
+  c.in_range("targets.max", targets.max, limits::max_targets);
+}
+
+void check_limits(Checker& c, const ReplyLimits& l) {
+  c.at_least("limits.max_reply_bytes", l.max_reply_bytes, limits::min_reply_bytes);
+  c.in_range("limits.max_threads", l.max_threads, limits::max_threads);
+  c.at_least("limits.max_line_bytes", l.max_line_bytes, limits::min_line_bytes);
+  if (l.max_line_bytes > limits::max_line_bytes)
+    c.fail({"limits.max_line_bytes"}, "must be at most " + format_size(limits::max_line_bytes) + ", got " + format_size(l.max_line_bytes));
 }
 
 void check_ring_and_analysis(Checker& c, const RingSettings& ring, const AnalysisSettings& analysis) {
@@ -71,6 +80,7 @@ void check_ring_and_analysis(Checker& c, const RingSettings& ring, const Analysi
   c.in_range("analysis.top_k", analysis.top_k, limits::top_k);
   c.in_range("analysis.stuck_samples", analysis.stuck_samples, limits::stuck_samples);
   c.in_range("analysis.neighbour_window", analysis.neighbour_window, limits::neighbour_window);
+  c.at_least("analysis.max_bytes", analysis.max_bytes, limits::min_correlator_bytes);
   if (analysis.stuck_samples > ring.samples)
     c.fail({"analysis.stuck_samples", "ring.samples"},
            std::to_string(analysis.stuck_samples) + " is more than ring.samples (" + std::to_string(ring.samples) +
@@ -140,10 +150,13 @@ std::vector<Problem> check_config(const Config& config) {
   Checker c;
   check_top_level(c, config);
   check_targets(c, config.targets);
+  check_limits(c, config.limits);
   check_ring_and_analysis(c, config.ring, config.analysis);
   check_incidents(c, config.incidents);
   c.in_range("http.max_connections", config.http.max_connections, limits::max_connections);
+  c.in_range("http.max_connections_per_client", config.http.max_connections_per_client, limits::max_connections);
   c.positive("http.request_timeout", config.http.request_timeout);
+  c.positive("http.header_timeout", config.http.header_timeout);
   return std::move(c.problems);
 }
 

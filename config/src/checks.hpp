@@ -30,6 +30,12 @@ inline constexpr Range blocked_threshold{0, 1'000'000};
 inline constexpr Range contended_enters_per_second{0, 1'000'000'000'000};
 inline constexpr Range burst_count{1, 1000};
 inline constexpr Range max_connections{1, 10'000};
+inline constexpr Range max_targets{1, 100'000};
+inline constexpr Range max_threads{1, 10'000'000};
+inline constexpr std::uint64_t min_reply_bytes = 64 * KiB;      // a small JVM's dump
+inline constexpr std::uint64_t min_line_bytes = 1 * KiB;
+inline constexpr std::uint64_t max_line_bytes = 16 * MiB;
+inline constexpr std::uint64_t min_correlator_bytes = 1 * MiB;
 inline constexpr std::uint64_t min_ring_bytes = 64 * KiB;      // below this not even a small dump fits
 inline constexpr std::uint64_t min_incident_bytes = 1 * MiB;   // one burst of dumps of a small JVM
 }  // namespace limits

@@ -283,6 +283,9 @@ constexpr Key keys[] = {
     {"max_concurrent_dumps",
      [](Loader& l, const Item& i) { l.count(i, detail::limits::max_concurrent_dumps, l.config.max_concurrent_dumps); }},
     {"locks", [](Loader& l, const Item& i) { l.locks(i, l.config.locks); }},
+    {"limits.max_reply_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.limits.max_reply_bytes); }},
+    {"limits.max_threads", [](Loader& l, const Item& i) { l.count(i, detail::limits::max_threads, l.config.limits.max_threads); }},
+    {"limits.max_line_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.limits.max_line_bytes); }},
     {"targets.pids",
      [](Loader& l, const Item& i) {
        l.list(i, "a list of process ids like [1234, 5678]", l.config.targets.pids,
@@ -290,6 +293,7 @@ constexpr Key keys[] = {
      }},
     {"targets.match", [](Loader& l, const Item& i) { l.text(i, l.config.targets.match); }},
     {"targets.rescan", [](Loader& l, const Item& i) { l.duration(i, l.config.targets.rescan); }},
+    {"targets.max", [](Loader& l, const Item& i) { l.count(i, detail::limits::max_targets, l.config.targets.max); }},
     {"ring.samples", [](Loader& l, const Item& i) { l.count(i, detail::limits::ring_samples, l.config.ring.samples); }},
     {"ring.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.ring.max_bytes); }},
     {"analysis.top_k", [](Loader& l, const Item& i) { l.count(i, detail::limits::top_k, l.config.analysis.top_k); }},
@@ -302,6 +306,7 @@ constexpr Key keys[] = {
        l.list(i, "a list of thread-name globs like [\"reactor-http-nio-*\"]", l.config.analysis.event_loop_pools,
               [&l](const Item& e) { return read_glob(l, e); });
      }},
+    {"analysis.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.analysis.max_bytes); }},
     {"incidents.enabled", [](Loader& l, const Item& i) { l.flag(i, l.config.incidents.enabled); }},
     {"incidents.directory", [](Loader& l, const Item& i) { l.text(i, l.config.incidents.directory); }},
     {"incidents.blocked_threshold",
@@ -319,7 +324,10 @@ constexpr Key keys[] = {
     {"incidents.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.incidents.max_bytes); }},
     {"http.max_connections",
      [](Loader& l, const Item& i) { l.count(i, detail::limits::max_connections, l.config.http.max_connections); }},
+    {"http.max_connections_per_client",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::max_connections, l.config.http.max_connections_per_client); }},
     {"http.request_timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.http.request_timeout); }},
+    {"http.header_timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.http.header_timeout); }},
     {"web_config_file", [](Loader& l, const Item& i) { l.text(i, l.config.web_config_file); }},
     {"log.level",
      [](Loader& l, const Item& i) {

@@ -115,10 +115,15 @@ backend: jstack
 jstack_path: /opt/jdk/bin/jstack
 max_concurrent_dumps: 4
 locks: {every: 10}
+limits:
+  max_reply_bytes: 8MiB
+  max_threads: 9000
+  max_line_bytes: 4KiB
 targets:
   pids: [101, 202]
   match: "-jar shop\\.jar"
   rescan: 1m
+  max: 7
 ring:
   samples: 120
   max_bytes: 512KiB
@@ -127,6 +132,7 @@ analysis:
   stuck_samples: 5
   neighbour_window: 0
   event_loop_pools: ["worker-*"]
+  max_bytes: 2MiB
 incidents:
   enabled: false
   directory: /tmp/incidents
@@ -138,10 +144,19 @@ incidents:
   max_bytes: 1GiB
 http:
   max_connections: 8
+  max_connections_per_client: 3
   request_timeout: 30s
+  header_timeout: 1500ms
 log:
   level: debug
 )");
+  CHECK(c.limits.max_reply_bytes == 8 * config::MiB);
+  CHECK(c.limits.max_threads == 9000);
+  CHECK(c.limits.max_line_bytes == 4 * config::KiB);
+  CHECK(c.targets.max == 7);
+  CHECK(c.analysis.max_bytes == 2 * config::MiB);
+  CHECK(c.http.max_connections_per_client == 3);
+  CHECK(c.http.header_timeout == 1500ms);
   CHECK(c.listen == "[::1]:9000");
   CHECK(c.interval == 250ms);
   CHECK(c.timeout == 3s);
@@ -349,11 +364,12 @@ TEST_CASE("config errors: unknown keys, with a suggestion when one is close", "[
   CHECK(error_of("ring:\n  smaples: 5\n") == "2:3: unknown key 'ring.smaples' (did you mean 'ring.samples'?)");
   CHECK(error_of("samples: 5\n") == "1:1: unknown key 'samples' (did you mean 'ring.samples'?)");
   CHECK(error_of("max_bytes: 5\n") ==
-        "1:1: unknown key 'max_bytes' (did you mean 'ring.max_bytes' or 'incidents.max_bytes'?)");
+        "1:1: unknown key 'max_bytes' (did you mean 'ring.max_bytes' or 'analysis.max_bytes' or 'incidents.max_bytes'?)");
   CHECK(error_of("ring.samples: 5\n") ==
         "1:1: unknown key 'ring.samples' (write 'ring:' with 'samples:' indented below it)");
   CHECK(error_of("http:\n  port: 80\n") ==
-        "2:3: unknown key 'http.port'; known keys here: max_connections, request_timeout");
+        "2:3: unknown key 'http.port'; known keys here: max_connections, max_connections_per_client, request_timeout, "
+        "header_timeout");
 }
 
 TEST_CASE("config errors: duplicate keys and a second document", "[config]") {

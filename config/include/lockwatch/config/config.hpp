@@ -32,6 +32,9 @@ struct TargetSettings {
   std::vector<int> pids;    // only these processes (empty: no pid filter)
   std::string match;        // ECMAScript regex searched in the command line (empty: no filter)
   std::chrono::milliseconds rescan = std::chrono::seconds(5);
+  // Watched at once. Known targets are never displaced: a container that forks processes
+  // with hsperfdata files cannot push the real JVM out, only fail to add more.
+  std::uint32_t max = 64;
   bool operator==(const TargetSettings&) const = default;
 };
 
@@ -46,6 +49,7 @@ struct AnalysisSettings {
   std::uint32_t stuck_samples = 3;
   std::uint32_t neighbour_window = 1;
   std::vector<std::string> event_loop_pools{"reactor-http-nio-*", "nioEventLoopGroup-*", "vert.x-eventloop-thread-*"};
+  std::uint64_t max_bytes = 32 * MiB;  // per target: the correlator's memory, oldest samples go first
   bool operator==(const AnalysisSettings&) const = default;
 };
 
@@ -63,8 +67,21 @@ struct IncidentSettings {
 
 struct HttpSettings {
   std::uint32_t max_connections = 64;
+  std::uint32_t max_connections_per_client = 8;  // open connections from one remote address
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
+  // A new connection must deliver its first request's headers (after TLS) within this; until
+  // then it holds no slot of max_connections.
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(2);
   bool operator==(const HttpSettings&) const = default;
+};
+
+/// Bounds on what one target may hand lockwatch in one sample: everything in a reply comes
+/// from the target and is hostile until parsed.
+struct ReplyLimits {
+  std::uint64_t max_reply_bytes = 32 * MiB;  // a larger reply is dropped as too_large
+  std::uint32_t max_threads = 50'000;        // thread headers in one reply; more is too_large
+  std::uint64_t max_line_bytes = 64 * KiB;   // a longer line keeps its first and last halves
+  bool operator==(const ReplyLimits&) const = default;
 };
 
 struct LogSettings {
@@ -101,6 +118,7 @@ struct Config {
   std::string jstack_path;  // empty: $JAVA_HOME/bin/jstack, else PATH
   std::uint32_t max_concurrent_dumps = 2;
   LockPolicy locks;
+  ReplyLimits limits;
   TargetSettings targets;
   RingSettings ring;
   AnalysisSettings analysis;
