@@ -102,6 +102,7 @@ const std::vector<std::pair<std::string, std::string>> families{
     {"lockwatch_ring_evictions_total", "counter"},
     {"lockwatch_ring_samples", "gauge"},
     {"lockwatch_ring_bytes", "gauge"},
+    {"lockwatch_targets_skipped", "gauge"},
     {"lockwatch_build_info", "gauge"},
 };
 
@@ -114,8 +115,11 @@ TEST_CASE("exporter: every family, with its exact name and type", "[export]") {
   for (const auto& [name, type] : families) {
     INFO(name);
     CHECK(comment(text, "TYPE", name) == type);
-    CHECK(lines_with(text, name + (type == "histogram" ? "_count{" : "{")) >= 1);
+    CHECK(lines_with(text, name + (type == "histogram" ? "_count{" : "{")) + lines_with(text, name + " ") >= 1);
   }
+  CHECK(value(text, "lockwatch_targets_skipped") == 0);  // daemon-wide: no target label
+  e.set_targets_skipped(7);
+  CHECK(value(e.render(), "lockwatch_targets_skipped") == 7);
   CHECK(lines_with(text, "# TYPE ") == families.size());  // and no family besides them
   CHECK(value(text, "lockwatch_build_info{version=\"1.2.3\"}") == 1);
   CHECK(value(text, "lockwatch_threads{state=\"BLOCKED\",target=\"shop-42\"}") == 3);

@@ -138,6 +138,12 @@ struct Exporter::Impl {
 Exporter::Exporter(ExporterOptions options) : impl_(std::make_unique<Impl>(checked(std::move(options)))) {
   const LabelValues version{sanitize_label_value(impl_->options.version)};
   impl_->registry.set_gauge(Family::build_info, series_labels(Family::build_info, {}, version), 1);
+  impl_->registry.set_gauge(Family::targets_skipped, series_labels(Family::targets_skipped, {}, {}), 0);
+}
+
+void Exporter::set_targets_skipped(std::uint64_t count) {
+  const std::lock_guard lock(impl_->mutex);
+  impl_->registry.set_gauge(Family::targets_skipped, series_labels(Family::targets_skipped, {}, {}), static_cast<double>(count));
 }
 
 Exporter::~Exporter() = default;

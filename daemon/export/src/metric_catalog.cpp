@@ -64,7 +64,7 @@ std::array<FamilySpec, family_count> make_catalog() {
        "thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time; absent "
        "when none is blocked."},
       {samples, "lockwatch_samples_total", counter,
-       {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed"}}},
+       {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed", "too_large", "untrusted"}}},
        "Thread dumps attempted by lockwatch's own periodic sampling, by outcome; not counted at scrape time."},
       {sample_duration, "lockwatch_sample_duration_seconds", histogram, {},
        "Seconds each thread dump of lockwatch's own periodic sampling took; observed when the sample ends, "
@@ -105,6 +105,10 @@ std::array<FamilySpec, family_count> make_catalog() {
       {ring_bytes, "lockwatch_ring_bytes", gauge, {},
        "Estimated bytes of memory the target's samples take in lockwatch's ring, as of lockwatch's own "
        "periodic sampling (the latest sample), not at scrape time."},
+      {targets_skipped, "lockwatch_targets_skipped", gauge, {},
+       "JVMs lockwatch found at its latest rescan but does not watch, because targets.max targets are "
+       "watched already (known targets are never displaced); 0 when every JVM found is watched. Set by "
+       "lockwatch's own periodic sampling (its rescans), not at scrape time."},
   }};
 }
 
@@ -122,6 +126,8 @@ const std::array<FamilySpec, family_count>& catalog() {
   return families;
 }
 
+bool daemon_wide(Family f) { return f == Family::build_info || f == Family::targets_skipped; }
+
 const FamilySpec& spec(Family f) { return catalog()[static_cast<std::size_t>(f)]; }
 
 FoldRule fold_rule(Family f) {
@@ -132,7 +138,7 @@ FoldRule fold_rule(Family f) {
 
 SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values) {
   SeriesLabels labels;
-  if (f != Family::build_info) labels.emplace("target", target);
+  if (!daemon_wide(f)) labels.emplace("target", target);
   const auto& names = spec(f).labels;
   for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) labels.emplace(names[i].name, values[i]);
   return labels;

@@ -41,8 +41,9 @@ enum class Family : std::uint8_t {
   ring_evictions,
   ring_samples,
   ring_bytes,
+  targets_skipped,
 };
-inline constexpr std::size_t family_count = 23;
+inline constexpr std::size_t family_count = 24;
 
 struct LabelSpec {
   std::string name;
@@ -53,11 +54,13 @@ struct FamilySpec {
   Family family;
   std::string_view name;
   MetricType type;
-  std::vector<LabelSpec> labels;    // besides `target`, which every family but build_info has
+  std::vector<LabelSpec> labels;    // besides `target`, which every family but the daemon-wide ones has
   std::string_view help;
 };
 
 const std::array<FamilySpec, family_count>& catalog();
+/// Families of the daemon itself, without a target label.
+bool daemon_wide(Family f);
 const FamilySpec& spec(Family f);
 /// How the family's label sets fold into "other".
 FoldRule fold_rule(Family f);

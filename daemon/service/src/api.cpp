@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The HTTP routes: metrics from the exporter's stored state, the API from each target's
-// state under its mutex (held by processing for one sample at most, never for a dump).
+// The HTTP routes: metrics and health from stored state on the io thread; the API from
+// each target's state under its mutex, taken on the API thread and never on the io thread
+// (processing may hold it for a whole sample, and a scrape must never wait for that).
 #include <charconv>
 
 #include "daemon_impl.hpp"
@@ -46,6 +47,28 @@ std::string contention_json(const TargetState& state) {
 
 }  // namespace
 
+// A bounded queue: a client polling the API faster than it is answered gets 503 instead of
+// piling up work (and memory) behind the target's mutex.
+Response Daemon::Impl::on_api_thread(std::function<Response()> work) {
+  if (api_pending.load() >= max_api_pending)
+    return http::error_response(503, "too many API requests in progress (" + std::to_string(max_api_pending) + "); retry");
+  ++api_pending;
+  Response deferred;
+  deferred.deferred = [self = shared_from_this(), work = std::move(work)](Response::Reply reply) mutable {
+    boost::asio::post(self->api, [self, work = std::move(work), reply = std::move(reply)] {
+      Response out;
+      try {
+        out = work();
+      } catch (const std::exception& e) {
+        out = http::error_response(500, "internal error: " + std::string(std::string_view(e.what()).substr(0, 200)));
+      }
+      --self->api_pending;
+      reply(std::move(out));
+    });
+  };
+  return deferred;
+}
+
 void Daemon::Impl::add_routes() {
   router.add("/metrics", [this](const Request&, const Params&) {
     return Response{200, "text/plain; version=0.0.4; charset=utf-8", exporter.render()};
@@ -56,20 +79,26 @@ void Daemon::Impl::add_routes() {
     return http::text_response("ok\n");
   });
   router.add("/api/v1/targets", [this](const Request&, const Params&) {
-    report::JsonWriter w;
-    w.begin_array();
-    for (const auto& [key, t] : targets) {
-      std::lock_guard lock(t->mu);
-      write_target(w, *t);
-    }
-    return http::json_response(w.end_array().str());
+    std::vector<std::shared_ptr<Watched>> watched;  // the map is the io thread's: copy it here
+    for (const auto& [key, t] : targets) watched.push_back(t);
+    return on_api_thread([watched = std::move(watched)] {
+      report::JsonWriter w;
+      w.begin_array();
+      for (const auto& t : watched) {
+        std::lock_guard lock(t->mu);
+        write_target(w, *t);
+      }
+      return http::json_response(w.end_array().str());
+    });
   });
   auto with_target = [this](auto handler) {
     return [this, handler](const Request& r, const Params& p) -> Response {
       auto t = find(std::string_view(p.at("target")));
       if (!t) return http::error_response(404, "no such target");
-      std::lock_guard lock(t->mu);
-      return handler(r, p, t->state);
+      return on_api_thread([t, handler, r, p] {
+        std::lock_guard lock(t->mu);
+        return handler(r, p, t->state);
+      });
     };
   };
   router.add("/api/v1/targets/{target}/samples", with_target([](const Request&, const Params&, const TargetState& s) {

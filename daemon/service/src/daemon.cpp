@@ -44,7 +44,9 @@ http::ServerOptions server_options(const config::Config& c) {
   const auto listen = config::parse_listen(c.listen);
   if (listen) o.host = listen->host, o.port = listen->port;
   o.max_connections = c.http.max_connections;
+  o.max_connections_per_client = c.http.max_connections_per_client;
   o.request_timeout = c.http.request_timeout;
+  o.header_timeout = c.http.header_timeout;
   o.security = security_of(c.web);
   return o;
 }
@@ -126,7 +128,7 @@ void Daemon::Impl::discover() {
   if (!config.targets.pids.empty()) {
     for (int pid : config.targets.pids)
       if (auto jvm = sampling::discover_pid(proc, pid)) found.push_back(*jvm);
-      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", proc.cmdline(pid).value_or("")});
+      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", "", proc.cmdline(pid).value_or("")});
   } else {
     found = sampling::discover_jvms(proc, {match, {}});
   }
@@ -138,8 +140,20 @@ void Daemon::Impl::discover() {
   }
   std::set<sampling::TargetId> known;
   for (const auto& [key, w] : targets) known.insert(w->jvm.id);
-  for (const auto& jvm : found)
-    if (!known.count(jvm.id)) add_target(jvm);
+  // Known targets are never displaced: a container forking processes with hsperfdata files
+  // cannot push the JVM that was there first out of the bound, only fail to add more.
+  std::uint64_t skipped = 0;
+  for (const auto& jvm : found) {
+    if (known.count(jvm.id)) continue;
+    if (targets.size() >= config.targets.max) ++skipped;
+    else add_target(jvm);
+  }
+  exporter.set_targets_skipped(skipped);
+  std::uint64_t suppressed = 0;
+  if (skipped > 0 && target_limit_log.allow(std::chrono::steady_clock::now(), suppressed))
+    log::warn("target limit reached; not watching more JVMs",
+              {{"max", std::to_string(config.targets.max)}, {"skipped", std::to_string(skipped)},
+               {"suppressed", std::to_string(suppressed)}});
   rescan_timer.expires_after(config.targets.rescan);
   rescan_timer.async_wait([this](boost::system::error_code ec) {
     if (!ec && !stopping) discover();
@@ -178,8 +192,8 @@ void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<v
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off.
 void Daemon::Impl::on_tick(sampling::TargetKey key) {
   auto w = find(key);
-  if (!w || w->jvm.perfdata_path.empty()) return;
-  auto data = sampling::read_perfdata_file(w->jvm.perfdata_path);
+  if (!w || w->jvm.perfdata_beneath_root.empty()) return;
+  auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root);
   if (!data) return;
   asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
     std::lock_guard lock(w->mu);
@@ -309,12 +323,15 @@ TargetSettings Daemon::Impl::target_settings() const {
   s.ring = {config.ring.samples, config.ring.max_bytes};
   s.correlator.stuck_samples = config.analysis.stuck_samples;
   s.correlator.neighbour_window = config.analysis.neighbour_window;
+  s.correlator.max_bytes = config.analysis.max_bytes;
   s.event_loop_pools = config.analysis.event_loop_pools;
+  s.parser.max_line_bytes = config.limits.max_line_bytes;
+  s.parser.max_threads = config.limits.max_threads;
   return s;
 }
 
 sampling::ScheduleOptions Daemon::Impl::schedule() const {
-  return {config.interval, config.timeout, locks_policy(config.locks)};
+  return {config.interval, config.timeout, locks_policy(config.locks), {config.limits.max_reply_bytes, config.limits.max_threads}};
 }
 
 std::shared_ptr<Watched> Daemon::Impl::find(sampling::TargetKey key) const {
@@ -335,6 +352,7 @@ Daemon::Daemon(DaemonSettings settings) : impl_(std::make_shared<Impl>(std::move
 Daemon::~Daemon() {
   impl_->shutdown();
   impl_->worker.join();
+  impl_->api.join();
 }
 
 void Daemon::start() { impl_->start(); }
@@ -342,6 +360,7 @@ void Daemon::start() { impl_->start(); }
 int Daemon::run() {
   impl_->io.run();
   impl_->worker.join();
+  impl_->api.join();
   log::info("stopped");
   return 0;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The daemon's parts and which thread owns what: the io thread owns the target map,
 // the scheduler and the HTTP server; the processing thread owns each target's state
-// (under the target's mutex, which API requests also take).
+// (under the target's mutex); API requests take that mutex on an API thread of their own,
+// so nothing on the io thread ever waits for a sample being processed.
 #pragma once
 
 #include <atomic>
@@ -70,12 +71,18 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
 
   // api.cpp
   void add_routes();
+  /// A deferred response computed on the API thread; 503 when max_api_pending wait already.
+  http::Response on_api_thread(std::function<http::Response()> work);
 
   DaemonSettings settings;
   config::Config config;        // io thread
   IncidentPolicy incidents;     // processing thread (set through it)
   boost::asio::io_context io;
   boost::asio::thread_pool worker{1};
+  boost::asio::thread_pool api{1};           // API requests: they take targets' mutexes
+  static constexpr int max_api_pending = 16;
+  std::atomic<int> api_pending{0};
+  log::RateLimit target_limit_log{std::chrono::minutes(1)};
   exporter::Exporter exporter;
   sampling::Scheduler scheduler;
   http::Router router;

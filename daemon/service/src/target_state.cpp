@@ -44,15 +44,22 @@ void TargetState::apply(TargetSettings settings) {
 
 std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   metrics_.new_durations.push_back(in.duration);
-  auto dumps = in.outcome == sampling::Outcome::ok ? parser::parse_dumps(in.text) : std::vector<model::ThreadDump>{};
+  auto dumps = in.outcome == sampling::Outcome::ok ? parser::parse_dumps(in.text, settings_.parser) : std::vector<model::ThreadDump>{};
   if (in.outcome == sampling::Outcome::ok && dumps.empty())
     in.outcome = sampling::Outcome::parse_error, in.error = "the reply held no thread dump";
+  std::optional<std::uint64_t> id;
+  if (in.outcome == sampling::Outcome::ok) {
+    id = ring_.add(in.text, {0, in.started, in.duration, in.source, in.locks, in.burst, 0});
+    if (!id)
+      in.outcome = sampling::Outcome::too_large,
+      in.error = "a sample of " + std::to_string(in.text.size()) + " bytes does not fit ring.max_bytes (" +
+                 std::to_string(settings_.ring.max_bytes) + " bytes) on its own: not kept";
+  }
   ++metrics_.totals.samples[std::string(sampling::to_string(in.outcome))];
   last_outcome_ = in.outcome;
   metrics_.up = in.outcome == sampling::Outcome::ok;
   last_error_ = std::move(in.error);  // "" once the target recovers
   if (!metrics_.up) return std::nullopt;
-  const auto id = ring_.add(in.text, {0, in.started, in.duration, in.source, in.locks, in.burst, 0});
   correlator_.add(dumps.front(), in.started);
   metrics_.last_sample_time = in.started;
   count_sample();

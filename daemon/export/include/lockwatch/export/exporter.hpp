@@ -40,6 +40,8 @@ class Exporter {
   void update(const TargetMetrics& metrics);
   /// The target is gone: every series with its target label goes.
   void remove(const std::string& target);
+  /// JVMs found but not watched because the target bound is reached (a daemon-wide gauge).
+  void set_targets_skipped(std::uint64_t count);
   /// Text exposition format 0.0.4, in a fixed order: families by name, series by target.
   std::string render() const;
 

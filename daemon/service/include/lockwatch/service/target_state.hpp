@@ -10,6 +10,7 @@
 
 #include "lockwatch/analysis/correlator.hpp"
 #include "lockwatch/export/target_metrics.hpp"
+#include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/dump_result.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/store/ring.hpp"
@@ -19,6 +20,7 @@ namespace lockwatch::service {
 struct TargetSettings {
   store::RingLimits ring;
   analysis::CorrelatorOptions correlator;       // max_samples follows the ring
+  parser::ParserLimits parser;                  // max_line_bytes and max_threads from the config's limits
   std::vector<std::string> event_loop_pools;    // thread-name globs ("reactor-http-nio-*")
 };
 
