@@ -57,6 +57,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   std::deque<Job> queue;
   std::size_t in_flight = 0;   // holding a slot
   std::size_t overtime = 0;    // running past slot_hold, slot given back
+  std::size_t in_flight_failing = 0;  // of in_flight: dumps of targets that were failing when they started
   bool stopped = false;
 
   void arm(const std::shared_ptr<Target>& t) {
@@ -88,13 +89,26 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     pump();
   }
 
+  // Healthy targets first: a target that keeps failing (stalling, refusing) waits until no
+  // healthy one does, so a crowd of failing targets cannot queue a healthy JVM behind them.
+  // Failing targets also share at most max_concurrent - 1 slots, so one is always left for a
+  // healthy JVM (with a cap of 1 there is nothing to share).
   void pump() {
     while (!stopped && in_flight < options.max_concurrent && !queue.empty()) {
-      Job job = std::move(queue.front());
-      queue.pop_front();
+      auto pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) { return j.target->stats.failures_in_row == 0; });
+      const std::size_t failing_cap = options.max_concurrent > 1 ? options.max_concurrent - 1 : 1;
+      if (pick == queue.end() && in_flight_failing >= failing_cap) return;
+      if (pick == queue.end()) pick = queue.begin();
+      Job job = std::move(*pick);
+      queue.erase(pick);
       if (job.target->removed) continue;
       start(std::move(job));
     }
+  }
+
+  milliseconds slot_hold_for(const Target& t) const {
+    if (!t.stats.last_ok_duration) return std::min(options.slot_hold_new, options.slot_hold);
+    return std::clamp(*t.stats.last_ok_duration * 3, options.slot_hold_min, options.slot_hold);
   }
 
   bool wants_locks(Target& t, bool burst) {
@@ -107,10 +121,17 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // One running dump's slot: held from start until the dump ends or slot_hold passes.
   struct Slot {
-    explicit Slot(asio::io_context& io) : timer(io) {}
+    Slot(asio::io_context& io, bool f) : timer(io), failing(f) {}
     asio::steady_timer timer;
     bool held = true;
+    bool failing;  // the target was failing when the dump started
   };
+
+  void release(Slot& slot) {
+    if (!std::exchange(slot.held, false)) return;
+    --in_flight;
+    if (slot.failing) --in_flight_failing;
+  }
 
   void start(Job job) {
     ++in_flight;
@@ -120,23 +141,25 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     auto event = std::make_shared<DumpEvent>(
         DumpEvent{job.target->key, job.burst, job.burst_index, request.locks, job.due, std::chrono::system_clock::now(), {}});
     auto watchdog = std::make_shared<asio::steady_timer>(io, request.timeout + options.watchdog_grace);
-    auto slot = std::make_shared<Slot>(io);
+    auto slot = std::make_shared<Slot>(io, job.target->stats.failures_in_row > 0);
+    if (slot->failing) ++in_flight_failing;
     auto finish = [self = shared_from_this(), job, event, watchdog, slot, done = false](DumpResult r) mutable {
       if (std::exchange(done, true)) return;
       watchdog->cancel();
       slot->timer.cancel();
       event->result = std::move(r);
-      self->finished(job, std::move(*event), std::exchange(slot->held, false));
+      const bool held = slot->held;
+      self->release(*slot);
+      self->finished(job, std::move(*event), held);
     };
     auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
     watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
       if (!ec) (*shared_finish)(DumpResult{Outcome::timeout, {}, "the dump backend did not answer within the timeout", timeout});
     });
-    slot->timer.expires_after(options.slot_hold);
+    slot->timer.expires_after(slot_hold_for(*job.target));
     slot->timer.async_wait([self = shared_from_this(), slot](error_code ec) {
       if (ec || !slot->held || self->stopped) return;
-      slot->held = false;
-      --self->in_flight;
+      self->release(*slot);
       ++self->overtime;
       self->pump();
     });
@@ -144,11 +167,13 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   }
 
   void finished(const Job& job, DumpEvent event, bool held_slot) {
-    --(held_slot ? in_flight : overtime);
+    if (!held_slot) --overtime;
     auto& t = *job.target;
     t.busy = false;
     t.stats.in_flight = false;
     t.stats.dumps += 1;
+    if (event.result.outcome == Outcome::ok)
+      t.stats.last_ok_duration = std::chrono::duration_cast<milliseconds>(event.result.elapsed);
     if (!t.removed && !stopped) {
       account(t, event.result.outcome);
       if (job.burst && t.burst_left == 0) t.bursting = false;

@@ -36,10 +36,14 @@ struct SchedulerOptions {
   // A backend that has not answered by timeout + grace is given up on (counted as a
   // timeout), so one stuck dump never holds a slot of the cap forever.
   std::chrono::milliseconds watchdog_grace{2'000};
-  // A dump still running after this gives its slot of max_concurrent back and finishes on
-  // its own: a target that stalls (stopped, hostile, swapping) then delays only itself,
-  // never the other targets' dumps. A real dump of a 10 000-thread JVM takes well under it.
+  // A dump holds its slot of max_concurrent for about what the target's dumps take - three
+  // times its last good dump, within [slot_hold_min, slot_hold] - or slot_hold_new before it
+  // ever answered; then it gives the slot back and finishes on its own. A target that stalls
+  // (stopped, hostile, swapping) so delays only itself, never the other targets' dumps.
+  // Healthy targets are also served first, and failing ones share all slots but one.
   std::chrono::milliseconds slot_hold{2'000};
+  std::chrono::milliseconds slot_hold_min{100};
+  std::chrono::milliseconds slot_hold_new{100};
 };
 
 using TargetKey = std::uint64_t;
@@ -68,6 +72,7 @@ struct TargetStats {
   std::uint64_t missed_ticks = 0;     // deadlines that passed while its previous dump still ran or queued
   std::uint64_t dumps = 0;
   std::uint32_t failures_in_row = 0;
+  std::optional<std::chrono::milliseconds> last_ok_duration;  // how long its last good dump took
   std::chrono::milliseconds backoff{0};  // current delay before the next attempt; 0 when healthy
   bool in_flight = false;
 };
