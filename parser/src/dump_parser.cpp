@@ -25,6 +25,7 @@ enum class Mode : std::uint8_t {
   outside,          // no dump open: junk, prompts, status lines
   threads,          // between thread blocks
   thread,           // inside a thread block
+  orphan,           // the body of a thread whose header could not be read: not anyone's
   synchronizers,    // under "Locked ownable synchronizers:"
   smr,              // inside "Threads class SMR info:" { ... }
   trailer,          // after the JNI line
@@ -198,6 +199,7 @@ struct DumpParser::Impl {
   template <class F>
   void with_thread(F&& f) {
     if (mode == Mode::deadlock_stacks || mode == Mode::deadlock_summary) return;  // repeated stacks
+    if (mode == Mode::orphan) return count_stray();  // never the thread above's state or locks
     ThreadInfo* t = current();
     const bool in_list = mode == Mode::thread || mode == Mode::synchronizers || mode == Mode::threads;
     if (t == nullptr || !in_list) return count_stray();
@@ -219,7 +221,7 @@ struct DumpParser::Impl {
   }
 
   void on_blank() {
-    if (mode == Mode::thread || mode == Mode::synchronizers) mode = Mode::threads;
+    if (mode == Mode::thread || mode == Mode::synchronizers || mode == Mode::orphan) mode = Mode::threads;
     if (mode == Mode::heap) mode = Mode::trailer;
   }
 
@@ -280,9 +282,13 @@ struct DumpParser::Impl {
     replay_after_failed_header(lines);
   }
 
-  // The first line never became a header: count it and read the rest normally.
+  // The first line never became a header: count it, and what follows up to the next
+  // blank line or header is the body of a thread that is not there - counted too, never
+  // given to the thread above (which would take its state and lock lines).
   void replay_after_failed_header(const std::vector<std::string>& lines) {
     ++dump->stats.unknown_lines;
+    tentative = false;
+    mode = Mode::orphan;
     for (std::size_t i = 1; i < lines.size(); ++i) {
       if (!pending.empty())
         continue_pending(lines[i]);

@@ -1,5 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates tests/golden/captured/ from the scenario programs in tests/java/scenarios/.
+# Regenerates tests/golden/captured/ from the scenario programs in tests/java/scenarios/ and
+# the library scenarios in tests/java/libraries/ (compiled against Debian's jars).
+#
+#   capture.sh                  everything: replaces captured/<jdk>/ as a whole
+#   capture.sh SCENARIO...      only these (e.g. the library scenarios, or sigquit): replaces
+#                               only captured/<jdk>/<SCENARIO>/, the other captures stay as they
+#                               are (their reviewed expected output stays valid)
 #
 # For each available JDK (17 always; 25 if installed) it compiles the scenarios, runs each one,
 # waits for its READY line and captures with that JDK's own tools:
@@ -8,8 +14,11 @@
 #   jdk25/{VirtualThreads,ReentrantLockPool}/threads.json, threads-plain.txt
 #                                   jcmd Thread.dump_to_file -format=json / -format=plain
 #   <jdk>/sigquit/stdout.txt        stdout of MonitorContention after one SIGQUIT (dump + Heap)
+#   <jdk>/<Library>/dump-N.txt      library scenarios: jcmd PID Thread.print, ~500 ms apart (3)
+#   <jdk>/<Library>/locks.txt       jcmd PID Thread.print -l, right after
 # The dumps are kept exactly as captured. The new set replaces captured/<jdk>/ only if every
-# sanity check passes (a scenario whose dumps fail its check is re-run up to 3 times).
+# sanity check passes (a scenario whose dumps fail its check is re-run up to 3 times). A
+# library scenario whose jars are missing is skipped with a message (its old captures stay).
 #
 # Environment: JDK17_HOME (default: the JDK of `javac` on PATH), JDK25_HOME
 # (default /usr/lib/jvm/temurin-25-jdk-amd64), LIFETIME (seconds each scenario JVM may live).
@@ -34,6 +43,18 @@ READY_TIMEOUT=30
 
 SCENARIOS=(MonitorContention ShortHolds ReentrantLockPool LatchWait MonitorDeadlock JucDeadlock
            OddNames EventLoopBlocked)
+# Library scenarios: their jars are listed in tests/java/libraries/jars.txt.
+LIBRARIES=(LogbackSyncAppender Log4j2SyncAppender Pool2Exhausted NettyEventLoops TomcatSyncCache)
+LIBRARY_READY_TIMEOUT=60   # Tomcat and Netty start first
+
+is_library() { [[ " ${LIBRARIES[*]} " == *" $1 "* ]]; }
+
+# The scenarios named on the command line (all when none), checked against the known names.
+only=("$@")
+for name in ${only[@]+"${only[@]}"}; do
+    [[ " ${SCENARIOS[*]} ${LIBRARIES[*]} VirtualThreads sigquit " == *" $name "* ]] || die "unknown scenario '$name'"
+done
+wanted() { [[ ${#only[@]} -eq 0 || " ${only[*]} " == *" $1 "* ]]; }
 
 work=$(mktemp -d)
 stage="$work/stage"
@@ -64,13 +85,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# start_jvm JAVA_HOME CLASSDIR CLASS STDOUT_FILE -> sets $jvm_pid once READY was printed
+# start_jvm JAVA_HOME CLASSPATH CLASS STDOUT_FILE [READY_TIMEOUT] -> sets $jvm_pid once READY was printed
 start_jvm() {
-    local jdk=$1 classes=$2 cls=$3 stdout=$4 i
+    local jdk=$1 classes=$2 cls=$3 stdout=$4 timeout=${5:-$READY_TIMEOUT} i
+    : >"$stdout"   # exists before the first grep below, whenever the JVM gets to run
     "$jdk/bin/java" -Xmx256m -cp "$classes" "$cls" "$LIFETIME" >"$stdout" 2>"$stdout.err" &
     jvm_pid=$!
     pids+=("$jvm_pid")
-    for i in $(seq $((READY_TIMEOUT * 10))); do
+    for i in $(seq $((timeout * 10))); do
         if grep -qx READY "$stdout"; then
             return 0
         fi
@@ -80,7 +102,7 @@ start_jvm() {
         fi
         sleep 0.1
     done
-    die "$cls on $jdk did not print READY within ${READY_TIMEOUT}s"
+    die "$cls on $jdk did not print READY within ${timeout}s"
 }
 
 finish_jvm() {
@@ -127,6 +149,24 @@ capture_scenario() {
     finish_jvm "$pid"
 }
 
+# A library scenario: three plain jcmd Thread.print ~500 ms apart, then one with -l.
+capture_library() {
+    local tag=$1 jdk=$2 cls=$3 i
+    local dir="$stage/$tag/$cls" classes="$work/lib/$tag-lib"
+    mkdir -p "$dir"
+    log "[$tag] $cls"
+    local start=$SECONDS
+    start_jvm "$jdk" "$classes:$(cat "$classes/$cls.classpath")" "$cls" "$work/$tag-$cls.out" "$LIBRARY_READY_TIMEOUT"
+    local pid=$jvm_pid
+    log "  READY after $((SECONDS - start)) s"
+    for i in 1 2 3; do
+        [[ $i -gt 1 ]] && sleep 0.5
+        "$jdk/bin/jcmd" "$pid" Thread.print >"$dir/dump-$i.txt"
+    done
+    "$jdk/bin/jcmd" "$pid" Thread.print -l >"$dir/locks.txt"
+    finish_jvm "$pid"
+}
+
 capture_sigquit() {
     local tag=$1 jdk=$2 classes=$3 i
     local stdout="$work/$tag-sigquit.out"
@@ -153,6 +193,8 @@ capture_checked() {
         rm -rf "${stage:?}/$tag/$cls"
         if [[ $cls == sigquit ]]; then
             capture_sigquit "$tag" "$jdk" "$classes"
+        elif is_library "$cls"; then
+            capture_library "$tag" "$jdk" "$cls"
         else
             capture_scenario "$tag" "$jdk" "$classes" "$cls"
         fi
@@ -168,7 +210,17 @@ capture_jdk() {
     compile "$jdk" "$classes"
     local run=("${SCENARIOS[@]}")
     [[ $tag == jdk25 ]] && run+=(VirtualThreads)
-    for cls in "${run[@]}" sigquit; do
+    run+=(sigquit)
+    for cls in "${LIBRARIES[@]}"; do
+        if [[ -f $work/lib/$tag-lib/$cls.classpath ]]; then
+            run+=("$cls")
+        elif wanted "$cls"; then
+            log "[$tag] SKIPPING $cls: not compiled (its jars are missing, see above); its captures stay as they were"
+            skipped+=("$tag/$cls")
+        fi
+    done
+    for cls in "${run[@]}"; do
+        wanted "$cls" || continue
         capture_checked "$tag" "$jdk" "$classes" "$cls"
     done
 }
@@ -254,6 +306,43 @@ check_scenario() {
     sigquit)
         at_least "$d/stdout.txt" '^Full thread dump ' 1
         at_least "$d/stdout.txt" '^Heap' 1 ;;
+    LogbackSyncAppender)
+        for f in "$d"/dump-*.txt "$d"/locks.txt; do
+            at_least "$f" 'parking to wait for  <0x[0-9a-f]+> \(a java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync\)' 12
+            at_least "$f" 'at ch\.qos\.logback\.core\.OutputStreamAppender\.writeBytes' 13
+        done
+        # The holder: the appender's lock among its ownable synchronizers.
+        exactly "$d/locks.txt" '^[[:blank:]]- <0x[0-9a-f]+> \(a java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync\)' 1 ;;
+    Log4j2SyncAppender)
+        for f in "$d"/dump-*.txt "$d"/locks.txt; do
+            # Usually 15; fewer while threads move from one waiting site (writeBytes) to the other (flush).
+            at_least "$f" 'waiting to lock <0x[0-9a-f]+> \(a org\.apache\.logging\.log4j\.core\.appender\.FileManager\)' 10
+            at_least "$f" '^[[:blank:]]- locked <0x[0-9a-f]+> \(a org\.apache\.logging\.log4j\.core\.appender\.FileManager\)' 1
+        done ;;
+    Pool2Exhausted)
+        for f in "$d"/dump-*.txt "$d"/locks.txt; do
+            at_least "$f" 'at org\.apache\.commons\.pool2\.impl\.LinkedBlockingDeque\.(takeFirst|pollFirst)' 40
+            at_least "$f" 'at RedisConnection\.setex' 3   # 4 holders, but one may be between two borrows
+            # 8 idle pool-1-thread-N, and the commons-pool-evictor (a ScheduledThreadPoolExecutor).
+            exactly "$f" '^"pool-1-thread-[0-9]+" ' 8
+            exactly "$f" 'at java\.util\.concurrent\.ThreadPoolExecutor\.getTask' 9
+            exactly "$f" 'parking to wait for  <0x[0-9a-f]+> \(a java\.util\.concurrent\.CountDownLatch\$Sync\)' 3
+            exactly "$f" 'parking to wait for  <0x[0-9a-f]+> \(a java\.util\.concurrent\.CompletableFuture\$Signaller\)' 2
+        done ;;
+    NettyEventLoops)
+        for f in "$d"/dump-*.txt "$d"/locks.txt; do
+            # Group A: BLOCKED in class loading (with and without a lock line), one holder.
+            at_least "$f" 'waiting to lock <0x[0-9a-f]+> \(a CodecPluginClassLoader\)' 1
+            at_least "$f" 'java\.lang\.Thread\.State: BLOCKED' 2
+            exactly "$f" '^[[:blank:]]- locked <0x[0-9a-f]+> \(a CodecPluginClassLoader\)' 1
+            # Group B: parked on the logback appender.
+            at_least "$f" 'parking to wait for  <0x[0-9a-f]+> \(a java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync\)' 2
+        done ;;
+    TomcatSyncCache)
+        for f in "$d"/dump-*.txt "$d"/locks.txt; do
+            at_least "$f" 'waiting to lock <0x[0-9a-f]+> \(a ProductCache\)' 8
+            exactly "$f" '^[[:blank:]]- locked <0x[0-9a-f]+> \(a ProductCache\)' 1
+        done ;;
     *) fail "no check for $cls" ;;
     esac
     [[ $check_failures -eq 0 ]]
@@ -263,7 +352,10 @@ check_scenario() {
 
 version=$("$JDK17_HOME/bin/java" -version 2>&1) || true
 [[ $version == *'version "17'* ]] || die "JDK17_HOME=$JDK17_HOME is not a JDK 17 (set JDK17_HOME)"
-failed=()
+failed=() skipped=()
+# The library scenarios, for both JDKs at once (-> $work/lib/jdk17-lib, jdk25-lib); a scenario
+# whose jars are missing is reported there and not compiled.
+"$repo/tests/integration/compile_libraries.sh" "$work/lib" "$JDK17_HOME" "$JDK25_HOME" >&2
 capture_jdk jdk17 "$JDK17_HOME"
 
 if [[ -x $JDK25_HOME/bin/java ]]; then
@@ -279,12 +371,31 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     die "sanity checks failed for: ${failed[*]}; captured/ left unchanged (this attempt kept in $kept)"
 fi
 
-# Replace per JDK, so that a run without JDK 25 keeps the existing jdk25/ captures.
 mkdir -p "$out"
-for tagdir in "$stage"/*/; do
-    tag=$(basename "$tagdir")
-    rm -rf "${out:?}/$tag"
-    mv "$stage/$tag" "$out/$tag"
-    chmod -R u=rwX,go=rX "$out/$tag"
-done
+if [[ ${#only[@]} -gt 0 ]]; then
+    # Only the scenarios captured now are replaced; every other capture stays as it is.
+    for dir in "$stage"/*/*/; do
+        rel=${dir#"$stage"/}
+        rel=${rel%/}
+        rm -rf "${out:?}/$rel"
+        mkdir -p "$(dirname "$out/$rel")"
+        mv "$stage/$rel" "$out/$rel"
+        chmod -R u=rwX,go=rX "$out/$rel"
+        log "capture.sh: replaced captured/$rel"
+    done
+else
+    # Replace per JDK, so that a run without JDK 25 keeps the existing jdk25/ captures; a
+    # library scenario skipped for missing jars keeps its old captures too.
+    for s in ${skipped[@]+"${skipped[@]}"}; do
+        if [[ -d $out/$s && -d $stage/${s%%/*} ]]; then
+            cp -r "$out/$s" "$stage/$s"
+        fi
+    done
+    for tagdir in "$stage"/*/; do
+        tag=$(basename "$tagdir")
+        rm -rf "${out:?}/$tag"
+        mv "$stage/$tag" "$out/$tag"
+        chmod -R u=rwX,go=rX "$out/$tag"
+    done
+fi
 log "capture.sh: $(find "$out" -type f | wc -l) files in $out"

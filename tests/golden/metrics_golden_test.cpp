@@ -52,7 +52,7 @@ TargetMetrics shop() {
                          {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 1}};
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 6}, {"RUNNABLE", 4}, {"WAITING", 190}}},
                          {"ForkJoinPool.commonPool-worker-N", {{"WAITING", 3}}}};
-  latest.event_loop_blocked = {{"reactor-http-nio-N", 2}};
+  latest.event_loop_blocked = {{"reactor-http-nio-N", {{"BLOCKED", 2}, {"WAITING", 1}}}};
   m.latest = latest;
   m.perf = {81, 15034, 48211, 2.375};
   m.ring_samples = 60;

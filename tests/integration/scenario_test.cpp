@@ -120,7 +120,8 @@ TEST_CASE("live: a ReentrantLock pool, owner visible only with -l", "[integratio
     REQUIRE(lock);
     CHECK(lock->key.site == "ConnectionPool.borrow");
     CHECK(lock->max_waiters >= 4);
-    CHECK(has_holder(*lock, "ConnectionPool.createConnection", "ConnectionPool.createConnection"));
+    // Where it took the lock (the waiters' site, in its stack), and where it is busy.
+    CHECK(has_holder(*lock, "ConnectionPool.borrow", "ConnectionPool.createConnection"));
     // Without -l the same JVM shows the waiters but never the owner.
     analysis::Correlator plain;
     for (auto& d : parser::parse_dumps(s.jstack(false))) plain.add(d, 0);
@@ -136,11 +137,13 @@ TEST_CASE("live: threads waiting on a latch", "[integration][jvm]") {
     Scenario s(jdk, "LatchWait");
     const auto r = s.sample(2);
     INFO(jdk.name);
-    const auto* lock = find_lock(r, LockKind::park, "java.util.concurrent.CountDownLatch$Sync");
+    // Waiting for a resource (the database the latch stands for), not contending for a lock.
+    const auto* lock = find_lock(r, LockKind::resource, "java.util.concurrent.CountDownLatch$Sync");
     REQUIRE(lock);
     CHECK(lock->key.site == "Startup.awaitDatabase");
     CHECK(lock->max_waiters == 5);
     CHECK(lock->holders.empty());  // a latch has no owner
+    CHECK(lock->resolution.unresolved == 0);  // and nothing to resolve
   }
 }
 

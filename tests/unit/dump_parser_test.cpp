@@ -261,3 +261,19 @@ TEST_CASE("parser: empty and binary input produce no dump and no crash", "[parse
   CHECK(parser::parse_dumps(std::string("\0\0\xff\xfe\x01", 5)).empty());
   CHECK(parser::parse_dumps("\"\"\n\"\n#1 \"\n\t- locked <0x1>\n").empty());
 }
+
+TEST_CASE("parser: an unreadable thread header does not hand its state and locks to the thread above", "[parser]") {
+  const auto d = test::parse_one(
+      "Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode):\n\n"
+      "\"good\" #10 prio=5 os_prio=0 tid=0x1 nid=0x10 runnable [0x0]\n   java.lang.Thread.State: RUNNABLE\n\tat A.run(A.java:1)\n"
+      "\"broken header without its fields\n"
+      "   java.lang.Thread.State: BLOCKED (on object monitor)\n"
+      "\tat B.run(B.java:2)\n\t- waiting to lock <0x00000000000000a0> (a Lock)\n\n"
+      "JNI global refs: 1, weak refs: 0\n");
+  REQUIRE(d.threads.size() == 1);
+  CHECK(d.threads[0].name == "good");
+  CHECK(d.threads[0].state == model::ThreadState::runnable);
+  CHECK(d.threads[0].locks.empty());
+  CHECK(d.threads[0].frames.size() == 1);
+  CHECK(d.stats.unknown_lines >= 4);
+}

@@ -197,3 +197,170 @@ TEST_CASE("lock graph: a 70 KB thread name still makes a BLOCKED waiter", "[anal
   REQUIRE(g.waits.size() == 1);
   CHECK(g.waits[0].thread == 1);
 }
+
+namespace {
+
+std::string thread_block(std::string_view name, int id, std::string_view state, std::string_view body) {
+  std::string t = "\"";
+  t.append(name).append("\" #").append(std::to_string(id)).append(" prio=5 os_prio=0 tid=0x1 nid=0x").append(std::to_string(id));
+  t.append(" waiting on condition [0x0]\n   java.lang.Thread.State: ").append(state).append("\n").append(body).append("\n");
+  return t;
+}
+
+model::ThreadDump dump_of(const std::string& threads) {
+  return test::parse_one("Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode):\n\n" + threads + "JNI global refs: 1, weak refs: 0\n");
+}
+
+constexpr std::string_view pool2_borrow =
+    "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+    "\t- parking to wait for  <0x00000000ffe00010> (a java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n"
+    "\tat java.util.concurrent.locks.LockSupport.park(LockSupport.java:341)\n"
+    "\tat java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await(AbstractQueuedSynchronizer.java:1623)\n"
+    "\tat org.apache.commons.pool2.impl.LinkedBlockingDeque.takeFirst(LinkedBlockingDeque.java:1324)\n"
+    "\tat org.apache.commons.pool2.impl.GenericObjectPool.borrowObject(GenericObjectPool.java:306)\n"
+    "\tat redis.clients.jedis.util.Pool.getResource(Pool.java:50)\n"
+    "\tat Handler.run(Handler.java:10)\n";
+
+constexpr std::string_view idle_worker =
+    "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+    "\t- parking to wait for  <0x00000000ffe00020> (a java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n"
+    "\tat java.util.concurrent.locks.LockSupport.park(LockSupport.java:341)\n"
+    "\tat java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await(AbstractQueuedSynchronizer.java:1623)\n"
+    "\tat java.util.concurrent.LinkedBlockingQueue.take(LinkedBlockingQueue.java:435)\n"
+    "\tat java.util.concurrent.ThreadPoolExecutor.getTask(ThreadPoolExecutor.java:1062)\n"
+    "\tat java.util.concurrent.ThreadPoolExecutor.runWorker(ThreadPoolExecutor.java:1122)\n"
+    "\tat java.util.concurrent.ThreadPoolExecutor$Worker.run(ThreadPoolExecutor.java:635)\n"
+    "\tat java.lang.Thread.run(Thread.java:840)\n";
+
+constexpr std::string_view queue_consumer =
+    "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+    "\t- parking to wait for  <0x00000000ffe00030> (a java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n"
+    "\tat java.util.concurrent.locks.LockSupport.park(LockSupport.java:341)\n"
+    "\tat java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await(AbstractQueuedSynchronizer.java:1623)\n"
+    "\tat java.util.concurrent.LinkedBlockingQueue.take(LinkedBlockingQueue.java:435)\n"
+    "\tat com.hazelcast.spi.impl.operationexecutor.impl.DefaultOperationQueue.take(DefaultOperationQueue.java:20)\n"
+    "\tat com.hazelcast.spi.impl.operationexecutor.impl.OperationThread.run(OperationThread.java:10)\n";
+
+}  // namespace
+
+TEST_CASE("lock graph: a starved pool's borrowers wait for a resource, idle workers do not", "[analysis][graph][resource]") {
+  std::string threads;
+  for (int i = 0; i < 4; ++i) threads += thread_block("dubbo-handler-" + std::to_string(i), 10 + i, "WAITING (parking)", pool2_borrow);
+  for (int i = 0; i < 3; ++i) threads += thread_block("pool-1-thread-" + std::to_string(i), 20 + i, "WAITING (parking)", idle_worker);
+  threads += thread_block("hz.operation.thread-1", 30, "WAITING (parking)", queue_consumer);
+  const auto d = dump_of(threads);
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 4);  // the borrowers only
+  for (const auto& w : g.waits) {
+    CHECK(w.kind == LockKind::resource);
+    CHECK(w.lock_class == "org.apache.commons.pool2.impl.LinkedBlockingDeque");  // not "ConditionObject"
+    CHECK(w.site == "org.apache.commons.pool2.impl.GenericObjectPool.borrowObject");
+    CHECK_FALSE(w.holder);
+    CHECK(name_of(d, w.thread).starts_with("dubbo-handler-"));
+  }
+}
+
+TEST_CASE("lock graph: a request awaiting a latch or a future waits for a resource", "[analysis][graph][resource]") {
+  const auto d = dump_of(thread_block("http-nio-8080-exec-1", 10, "WAITING (parking)",
+                                      "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+                                      "\t- parking to wait for  <0x00000000ffe00040> (a java.util.concurrent.CountDownLatch$Sync)\n"
+                                      "\tat java.util.concurrent.locks.LockSupport.park(LockSupport.java:211)\n"
+                                      "\tat java.util.concurrent.CountDownLatch.await(CountDownLatch.java:230)\n"
+                                      "\tat OrderDao.query(OrderDao.java:12)\n"
+                                      "\tat OrderServlet.doGet(OrderServlet.java:5)\n"));
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 1);
+  CHECK(g.waits[0].kind == LockKind::resource);
+  CHECK(g.waits[0].lock_class == "java.util.concurrent.CountDownLatch$Sync");
+  CHECK(g.waits[0].site == "OrderDao.query");
+}
+
+TEST_CASE("lock graph: JDK 8's notified waiter re-entering a monitor waits for it, and holds nothing", "[analysis][graph]") {
+  // JDK <= 8 print a thread woken by notify() as BLOCKED with "- waiting on <A>"; the
+  // "- locked <A>" below Object.wait is the monitor it gave up, not one it holds.
+  const auto d = dump_of(
+      thread_block("consumer", 10, "BLOCKED (on object monitor)",
+                   "\tat java.lang.Object.wait(Native Method)\n\t- waiting on <0x00000000ffe00050> (a Mailbox)\n"
+                   "\tat java.lang.Object.wait(Object.java:502)\n\tat Mailbox.take(Mailbox.java:9)\n"
+                   "\t- locked <0x00000000ffe00050> (a Mailbox)\n\tat Consumer.run(Consumer.java:4)\n") +
+      thread_block("producer", 11, "RUNNABLE", "\tat Mailbox.put(Mailbox.java:20)\n\t- locked <0x00000000ffe00050> (a Mailbox)\n\tat Producer.run(Producer.java:4)\n"));
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 1);
+  CHECK(name_of(d, g.waits[0].thread) == "consumer");
+  CHECK(g.waits[0].lock_class == "Mailbox");
+  CHECK(g.waits[0].site == "Mailbox.take");
+  REQUIRE(g.waits[0].holder);
+  CHECK(name_of(d, *g.waits[0].holder) == "producer");
+  CHECK(std::none_of(g.held.begin(), g.held.end(), [](const auto& h) { return h.thread == 0; }));
+}
+
+TEST_CASE("lock graph: BLOCKED in class loading without a wait line is a waiter of the loader", "[analysis][graph]") {
+  const auto d = dump_of(
+      thread_block("nioEventLoopGroup-2-1", 10, "BLOCKED (on object monitor)",
+                   "\tat java.lang.ClassLoader.loadClass(ClassLoader.java:525)\n\tat Codec.decode(Codec.java:7)\n"
+                   "\tat io.netty.channel.nio.NioEventLoop.run(NioEventLoop.java:500)\n") +
+      thread_block("nioEventLoopGroup-2-2", 11, "RUNNABLE",
+                   "\tat SlowLoader.findClass(SlowLoader.java:30)\n\tat java.lang.ClassLoader.loadClass(ClassLoader.java:592)\n"
+                   "\t- locked <0x00000000ffe00060> (a SlowLoader)\n\tat java.lang.ClassLoader.loadClass(ClassLoader.java:525)\n"
+                   "\tat Codec.decode(Codec.java:7)\n"));
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 1);
+  CHECK(g.waits[0].lock_class == "SlowLoader");
+  CHECK(g.waits[0].site == "Codec.decode");
+  REQUIRE(g.waits[0].holder);
+  CHECK(name_of(d, *g.waits[0].holder) == "nioEventLoopGroup-2-2");
+}
+
+TEST_CASE("lock graph: a BLOCKED thread without any wait line is still counted, holder unresolved", "[analysis][graph]") {
+  const auto d = dump_of(thread_block("worker-1", 10, "BLOCKED (on object monitor)", "\tat Native.call(Native Method)\n\tat Worker.run(Worker.java:3)\n"));
+  const auto g = analysis::build_lock_graph(d);
+  REQUIRE(g.waits.size() == 1);
+  CHECK(g.waits[0].lock_class == analysis::unnamed_lock_class);
+  CHECK(g.waits[0].site == "Native.call");
+  CHECK_FALSE(g.waits[0].holder);
+}
+
+TEST_CASE("lock graph: a JVM deadlock report with lead-in threads is the cycle it ends in", "[analysis][graph][deadlock]") {
+  auto waiter = [](std::string_view name, int id, std::string_view wants, std::string_view has) {
+    return thread_block(name, id, "BLOCKED (on object monitor)",
+                        std::string("\tat Bank.transfer(Bank.java:5)\n\t- waiting to lock <") + std::string(wants) +
+                            "> (a Account)\n\tat Bank.move(Bank.java:9)\n\t- locked <" + std::string(has) + "> (a Account)\n");
+  };
+  std::string text = waiter("a", 10, "0x00000000000000b0", "0x00000000000000a0") +
+                     waiter("b", 11, "0x00000000000000a0", "0x00000000000000b0") +
+                     waiter("lead-in", 12, "0x00000000000000a0", "0x00000000000000c0");
+  text += "\nFound one Java-level deadlock:\n=============================\n"
+          "\"lead-in\":\n  waiting to lock monitor 0x1 (object 0xa0, a Account),\n  which is held by \"a\"\n"
+          "\"a\":\n  waiting to lock monitor 0x2 (object 0xb0, a Account),\n  which is held by \"b\"\n"
+          "\"b\":\n  waiting to lock monitor 0x1 (object 0xa0, a Account),\n  which is held by \"a\"\n\n"
+          "Java stack information for the threads listed above:\n===================================================\n"
+          "\"a\":\n\tat Bank.transfer(Bank.java:5)\n\nFound 1 deadlock.\n\n";
+  const auto g = analysis::build_lock_graph(dump_of(text));
+  REQUIRE(g.deadlocks.size() == 1);
+  CHECK(g.deadlocks[0].threads.size() == 2);  // the cycle's threads, not the lead-in
+  CHECK(g.deadlocks[0].found_in_graph);
+  CHECK(g.deadlocks[0].reported_by_jvm);
+}
+
+TEST_CASE("lock graph: a JVM-reported deadlock keeps the names of threads missing from the dump", "[analysis][graph][deadlock]") {
+  const std::string text = "\nFound one Java-level deadlock:\n=============================\n"
+                           "\"gone-1\":\n  waiting to lock monitor 0x1 (object 0xa0, a Account),\n  which is held by \"gone-2\"\n"
+                           "\"gone-2\":\n  waiting to lock monitor 0x2 (object 0xb0, a Account),\n  which is held by \"gone-1\"\n\n"
+                           "Found 1 deadlock.\n\n";
+  const auto g = analysis::build_lock_graph(dump_of(thread_block("other", 5, "RUNNABLE", "\tat X.y(X.java:1)\n") + text));
+  REQUIRE(g.deadlocks.size() == 1);
+  CHECK(g.deadlocks[0].reported_by_jvm);
+  CHECK(g.deadlocks[0].threads.empty());
+  CHECK(g.deadlocks[0].missing == std::vector<std::string_view>{"gone-1", "gone-2"});
+}
+
+TEST_CASE("lock graph: forks of ForkJoinPool idle like the JDK's", "[analysis][graph]") {
+  for (const char* pool : {"scala.concurrent.forkjoin.ForkJoinPool", "akka.dispatch.forkjoin.ForkJoinPool", "jsr166e.ForkJoinPool"}) {
+    INFO(pool);
+    const std::string body = std::string("\tat sun.misc.Unsafe.park(Native Method)\n\t- parking to wait for  <0x00000000ffe00070> (a ") +
+                             pool + ")\n\tat " + pool + ".scan(ForkJoinPool.java:2075)\n\tat " + pool +
+                             ".runWorker(ForkJoinPool.java:1979)\n\tat " + pool + "$WorkQueue.run(ForkJoinWorkerThread.java:107)\n";
+    const auto g = analysis::build_lock_graph(dump_of(thread_block("default-dispatcher-5", 10, "WAITING (parking)", body)));
+    CHECK(g.waits.empty());
+  }
+}

@@ -22,9 +22,14 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
   for (const auto& c : g.deadlocks) {
     DeadlockSummary d{{}, c.kinds, c.found_in_graph, c.reported_by_jvm};
     for (auto t : c.threads) d.threads.emplace_back(dump.threads[t].name);
+    for (auto name : c.missing) d.threads.emplace_back(name);
     s.deadlocks.push_back(std::move(d));
   }
   s.pools = group_pools(dump);
+  for (const auto& w : g.waits) {
+    const auto& t = dump.threads[w.thread];
+    if (auto pool = pool_of(t.name)) ++s.waiting_by_pool[*pool][t.state];
+  }
   s.complete = dump.stats.complete;
   s.synchronizers_listed = dump.synchronizers_listed;
   s.unknown_lines = dump.stats.unknown_lines;
@@ -211,29 +216,43 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
 template <class Visit>
 void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
   for (const auto& o : samples_[i].waits) {
+    if (key_of(o).kind == LockKind::resource) {  // nobody holds a resource: nothing to resolve
+      visit(o, std::nullopt, std::nullopt);
+      continue;
+    }
     auto holder = holder_of(o.holder);
     const Resolution r = holder ? Resolution::same_dump
                                 : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
-    visit(o, holder, r);
+    visit(o, holder, std::optional(r));
   }
 }
 
 void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const {
+  const std::size_t first_named = samples_.size() > options_.named_dumps ? samples_.size() - options_.named_dumps : 0;
   for (std::size_t i = 0; i < samples_.size(); ++i) {
-    std::map<Key, std::uint32_t> waiters;
+    std::map<Key, LockInDump> in_dump;
     std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;  // once per dump
-    visit_waits(i, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
+    visit_waits(i, [&](const Observation& o, const std::optional<HolderRef>& holder, std::optional<Resolution> r) {
       const auto& key = key_of(o);
       auto& lock = locks[key];
-      ++lock.summary.wait_observations, ++waiters[key];
-      lock.summary.resolution.add(r), total.add(r);
-      if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
+      auto& here = in_dump[key];
+      ++lock.summary.wait_observations;
+      if (here.waiters.size() < options_.named_waiters) here.waiters.emplace_back(tables_.names[o.thread]);
+      else ++here.more_waiters;
+      if (r) lock.summary.resolution.add(*r), total.add(*r);
+      if (holder && holders_seen.insert({key, holder->site, holder->thread}).second) {
         ++lock.busy[{holder->site, holder->thread}][holder->busy_at];
+        if (here.holders.size() < options_.named_waiters) here.holders.emplace_back(holder->thread);
+      }
     });
-    for (const auto& [key, n] : waiters) {
+    for (auto& [key, here] : in_dump) {
       auto& summary = locks[key].summary;
+      const auto n = static_cast<std::uint32_t>(here.waiters.size()) + here.more_waiters;
       summary.max_waiters = std::max(summary.max_waiters, n);
       ++summary.dumps_seen;
+      if (i < first_named) continue;
+      here.dump = i;
+      summary.per_dump.push_back(std::move(here));
     }
   }
 }
@@ -241,10 +260,10 @@ void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& tota
 SampleTally Correlator::tally(std::size_t index) const {
   SampleTally t;
   std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;
-  visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, Resolution r) {
+  visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, std::optional<Resolution> r) {
     const auto& key = key_of(o);
     ++t.waiters[to_key(key)];
-    t.resolution.add(r);
+    if (r) t.resolution.add(*r);
     if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
       ++t.holders[{key.kind, std::string(key.lock_class), std::string(holder->site)}];
   });

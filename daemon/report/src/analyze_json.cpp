@@ -62,7 +62,16 @@ void write_lock(JsonWriter& w, const LockSummary& l) {
   for (const auto& h : l.holders)
     w.begin_object().key("site").value(h.site).key("thread").value(h.thread).key("observations").value(h.observations)
         .key("busy_at").value(h.busy_at).end_object();
-  w.end_array().key("resolution"), write_resolution(w, l.resolution), w.end_object();
+  w.end_array().key("resolution"), write_resolution(w, l.resolution);
+  w.key("per_dump").begin_array();
+  for (const auto& d : l.per_dump) {
+    w.begin_object().key("dump").value(std::uint64_t{d.dump}).key("waiters").begin_array();
+    for (const auto& n : d.waiters) w.value(n);
+    w.end_array().key("more_waiters").value(std::uint64_t{d.more_waiters}).key("holders").begin_array();
+    for (const auto& n : d.holders) w.value(n);
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
 }
 
 void write_inputs(JsonWriter& w, const AnalyzeResult& r) {

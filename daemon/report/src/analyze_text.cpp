@@ -80,25 +80,46 @@ std::vector<std::string> holder_sites(const LockSummary& l) {
   return out;
 }
 
+std::string names_line(const std::vector<std::string>& names, std::uint32_t more) {
+  std::string line;
+  for (std::size_t i = 0; i < names.size(); ++i) line += (i ? ", " : "") + quoted(names[i]);
+  if (more > 0) line += " and " + std::to_string(more) + " more";
+  return line;
+}
+
+// Who blocks whom in the newest dump the lock was seen in: names, as the offline analyzers show.
+void named_threads(std::string& out, const LockSummary& l) {
+  if (l.per_dump.empty()) return;
+  const auto& last = l.per_dump.back();
+  out += "     last dump    " + std::to_string(last.dump + 1) + ": waiting " + names_line(last.waiters, last.more_waiters);
+  if (!last.holders.empty()) out += "; held by " + names_line(last.holders, 0);
+  out += "\n";
+}
+
 void lock_entry(std::string& out, std::size_t rank, const LockSummary& l) {
   out += "  " + std::to_string(rank) + ". " + std::string(analysis::to_string(l.key.kind)) + " " +
          model::printable(l.key.lock_class) + "\n";
   out += "     waiting at   " + model::printable(l.key.site.empty() ? "<no frames>" : l.key.site) + "\n";
   out += "     waiters      max " + std::to_string(l.max_waiters) + " per dump, " +
          std::to_string(l.wait_observations) + " observation(s) in " + std::to_string(l.dumps_seen) + " dump(s)\n";
+  if (l.key.kind == analysis::LockKind::resource) {  // a pool, a latch, a future: nobody holds it
+    named_threads(out, l);
+    return;
+  }
   // A monitor's holder prints the frame that took it; a j.u.c. lock's owner only shows
-  // where it is now (the dump never says where it called lock()).
+  // where it is now: its site is where the waiters wait when that is in its stack.
   const std::string label = l.key.kind == analysis::LockKind::park ? "     holder at    " : "     held at      ";
   const auto sites = holder_sites(l);
   for (std::size_t i = 0; i < std::min(sites.size(), max_holders_shown); ++i)
     out += (i == 0 ? label : std::string(label.size(), ' ')) + sites[i] + "\n";
   if (sites.empty()) out += label + "not seen in any dump\n";
   out += "     holder found " + resolution_line(l.resolution) + "\n";
+  named_threads(out, l);
 }
 
 void locks_section(std::string& out, const AnalyzeResult& r) {
-  out += "Contended locks (most waiting first)\n";
-  if (r.report.locks.empty()) out += "  none: no thread waits to acquire a lock\n";
+  out += "Contended locks and awaited resources (most waiting first)\n";
+  if (r.report.locks.empty()) out += "  none: no thread waits to acquire a lock or for a resource\n";
   for (std::size_t i = 0; i < std::min(r.report.locks.size(), max_locks_shown); ++i)
     lock_entry(out, i + 1, r.report.locks[i]);
   if (r.report.locks.size() > max_locks_shown)

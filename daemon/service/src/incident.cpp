@@ -74,6 +74,14 @@ std::optional<Trigger> check_trigger(const IncidentPolicy& p, const TargetState&
   if (!p.enabled) return std::nullopt;
   if (p.blocked_threshold > 0 && target.latest_blocked() >= p.blocked_threshold)
     return Trigger{"blocked_threads", static_cast<double>(target.latest_blocked()), static_cast<double>(p.blocked_threshold), now};
+  // 31 threads parked on an appender's lock or 44 starved on a pool are as much an incident
+  // as 20 BLOCKED ones, and never BLOCKED.
+  const auto parked = target.latest_waiters(analysis::LockKind::park);
+  if (p.park_threshold > 0 && parked >= p.park_threshold)
+    return Trigger{"park_waiters", static_cast<double>(parked), static_cast<double>(p.park_threshold), now};
+  const auto starved = target.latest_waiters(analysis::LockKind::resource);
+  if (p.resource_threshold > 0 && starved >= p.resource_threshold)
+    return Trigger{"resource_waiters", static_cast<double>(starved), static_cast<double>(p.resource_threshold), now};
   const auto rate = target.contended_rate();
   if (p.contended_enters_per_second > 0 && rate && *rate >= p.contended_enters_per_second)
     return Trigger{"contended_enters_per_second", *rate, p.contended_enters_per_second, now};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lockwatch/service/target_state.hpp"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -71,7 +72,9 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
 void TargetState::count_sample() {
   const auto newest = correlator_.size() - 1;
   exporter::LatestSample latest;
+  latest_waiters_ = {};
   for (const auto& [key, n] : correlator_.tally(newest).waiters) {
+    latest_waiters_[static_cast<std::size_t>(key.kind)] += n;
     latest.lock_waiters[labels_of(key)] = n;
     metrics_.totals.wait_observations[labels_of(key)] += n;
   }
@@ -79,20 +82,36 @@ void TargetState::count_sample() {
   for (const auto& [state, n] : summary.states) latest.threads_by_state[std::string(model::to_string(state))] = n;
   latest.deadlocked_threads = deadlocked_threads(summary);
   event_loop_blocks_.clear();
-  for (const auto& pool : summary.pools) {
+  for (const auto& pool : summary.pools)
     for (const auto& [state, n] : pool.states) latest.pool_threads[pool.pool][std::string(model::to_string(state))] = n;
-    const auto blocked = pool.states.find(model::ThreadState::blocked);
-    for (const auto& pattern : settings_.event_loop_pools)
-      if (blocked != pool.states.end() && glob_match(pattern, pool.pool)) {
-        event_loop_blocks_.push_back({pool.pool, blocked->second});
-        latest.event_loop_blocked[pool.pool] = blocked->second;
-      }
-  }
+  count_event_loops(summary, latest);
   const auto b = summary.states.find(model::ThreadState::blocked);
   latest_blocked_ = b == summary.states.end() ? 0 : b->second;
   metrics_.latest = std::move(latest);
   unsettled_ = std::min<std::uint64_t>(unsettled_ + 1, correlator_.size());
   while (unsettled_ > settings_.correlator.neighbour_window) settle_oldest_open();
+}
+
+// An event loop stalls every connection it serves whether it is BLOCKED or parked on a
+// logging lock or a pool: both count, by state. BLOCKED threads count even without a lock
+// line (class loading); waiting ones only when they wait for a lock or a resource.
+void TargetState::count_event_loops(const analysis::DumpSummary& summary, exporter::LatestSample& latest) {
+  for (const auto& pool : summary.pools) {
+    if (std::none_of(settings_.event_loop_pools.begin(), settings_.event_loop_pools.end(),
+                     [&](const auto& pattern) { return glob_match(pattern, pool.pool); }))
+      continue;
+    std::map<model::ThreadState, std::uint32_t> stalled;
+    if (auto b = pool.states.find(model::ThreadState::blocked); b != pool.states.end()) stalled[b->first] = b->second;
+    if (auto w = summary.waiting_by_pool.find(pool.pool); w != summary.waiting_by_pool.end())
+      for (const auto& [state, n] : w->second)
+        if (state != model::ThreadState::blocked) stalled[state] = n;
+    std::uint32_t total = 0;
+    for (const auto& [state, n] : stalled) {
+      latest.event_loop_blocked[pool.pool][std::string(model::to_string(state))] = n;
+      total += n;
+    }
+    if (total > 0) event_loop_blocks_.push_back({pool.pool, total});
+  }
 }
 
 void TargetState::settle_oldest_open() {

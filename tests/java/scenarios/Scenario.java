@@ -86,4 +86,37 @@ final class Scenario {
         Thread.sleep(Math.max(0, deadline - System.currentTimeMillis()));
         System.exit(0);
     }
+
+    /**
+     * The number of live threads whose name starts with {@code namePrefix}, whose state is
+     * {@code state} and whose stack has a frame {@code frame} ("package.Class.method"). For
+     * threads a library starts (Tomcat, Netty), and for states only the stack tells apart
+     * (parked on this lock rather than another).
+     */
+    static int countThreads(String namePrefix, Thread.State state, String frame) {
+        int n = 0;
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            Thread t = e.getKey();
+            if (!t.getName().startsWith(namePrefix) || t.getState() != state) continue;
+            for (StackTraceElement f : e.getValue()) {
+                if (frame.equals(f.getClassName() + "." + f.getMethodName())) {
+                    n++;
+                    break;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Polls every 20 ms until {@code established} holds; prints {@code what} and exits 2 on timeout. */
+    static void awaitCondition(java.util.function.BooleanSupplier established, long timeoutMs, String what)
+            throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (System.currentTimeMillis() < deadline) {
+            if (established.getAsBoolean()) return;
+            Thread.sleep(20);
+        }
+        System.err.println("state not established: " + what);
+        System.exit(2);
+    }
 }

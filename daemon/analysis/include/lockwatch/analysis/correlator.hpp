@@ -46,13 +46,22 @@ struct HolderCount {
   std::string busy_at;             // where the holder was, most often, while holding it
 };
 
+/// Who waited and who held, in one dump: what the offline analyzers show per lock.
+struct LockInDump {
+  std::size_t dump = 0;                // index into SequenceReport::dumps
+  std::vector<std::string> waiters;    // the first waiting threads, in dump order
+  std::uint32_t more_waiters = 0;      // waiting threads past those named
+  std::vector<std::string> holders;    // the holder thread(s) found for this dump's waiters
+};
+
 struct LockSummary {
   LockKey key;
   std::uint32_t max_waiters = 0;
   std::uint64_t wait_observations = 0;  // waiting threads summed over dumps
   std::uint32_t dumps_seen = 0;
   std::vector<HolderCount> holders;     // most observed first
-  ResolutionCounts resolution;
+  ResolutionCounts resolution;          // all zero for resources: a resource has no holder
+  std::vector<LockInDump> per_dump;     // the newest dumps it was seen in, oldest first (bounded)
 };
 
 struct StuckThread {
@@ -78,6 +87,9 @@ struct DumpSummary {
   std::uint32_t contending_threads = 0; // threads waiting to acquire a lock
   std::vector<DeadlockSummary> deadlocks;
   std::vector<PoolStates> pools;
+  /// Threads of each pool that wait for a lock or a resource (BLOCKED, or parked under
+  /// application code - not idle in a work loop or a selector), by state.
+  std::map<std::string, std::map<model::ThreadState, std::uint32_t>> waiting_by_pool;
   bool complete = false;
   bool synchronizers_listed = false;
   std::uint64_t unknown_lines = 0;
@@ -98,6 +110,8 @@ struct CorrelatorOptions {
   /// bound. A daemon's samples of 20 000 waiting threads each would otherwise take
   /// hundreds of MiB at max_samples.
   std::size_t max_bytes = 0;
+  std::uint32_t named_waiters = 8;      // waiting threads named per lock and dump in the report
+  std::uint32_t named_dumps = 10;       // dumps per lock with names in the report (the newest)
 };
 
 /// What one dump adds to the running counts: the daemon turns these into counters.
@@ -185,7 +199,7 @@ class Correlator {
   std::optional<HolderRef> holder_of(Id holder) const {
     return holder == none ? std::nullopt : std::optional(tables_.holders[holder]);
   }
-  template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, Resolution)
+  template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, std::optional<Resolution>): none for resources
   void visit_waits(std::size_t sample, Visit&& visit) const;
   void compact();
   void index(Sample& s) const;

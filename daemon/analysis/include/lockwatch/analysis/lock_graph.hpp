@@ -11,15 +11,22 @@
 
 namespace lockwatch::analysis {
 
-enum class LockKind : std::uint8_t { monitor, park };
+/// monitor: a synchronized block; park: a java.util.concurrent lock (ReentrantLock, a
+/// read-write lock, any AQS lock); resource: no lock but something another thread hands
+/// over - a pooled object behind a Condition, a latch, a future, a semaphore's permit.
+/// A resource has no holder.
+enum class LockKind : std::uint8_t { monitor, park, resource };
 std::string_view to_string(LockKind kind) noexcept;
+
+/// The lock class of a BLOCKED thread whose dump names no lock (no "waiting to lock" line).
+inline constexpr std::string_view unnamed_lock_class = "(not printed)";
 
 /// One thread waiting to acquire a lock, in one dump. Views point into the dump.
 struct Wait {
   std::uint32_t thread = 0;              // index into ThreadDump::threads
   LockKind kind = LockKind::monitor;
   std::optional<std::uint64_t> address;  // valid within this dump only (GC moves objects)
-  std::string_view lock_class;
+  std::string_view lock_class;           // resource: see resource_class()
   std::string_view site;                 // where it waits: first frame that is not lock plumbing
   std::optional<std::uint32_t> holder;   // thread index of the owner, when this dump shows it
   std::optional<std::uint32_t> held;     // index into LockGraph::held of the lock the owner holds
@@ -38,6 +45,7 @@ struct Held {
 
 struct Cycle {
   std::vector<std::uint32_t> threads;    // in wait-for order
+  std::vector<std::string_view> missing; // JVM-reported threads whose entries the dump lacks
   std::vector<LockKind> kinds;           // the lock each thread waits for, same order
   bool found_in_graph = false;
   bool reported_by_jvm = false;

@@ -38,7 +38,9 @@ struct LatestSample {
   std::map<LockLabels, std::uint32_t> lock_waiters;                 // waiters per hot lock
   std::uint32_t deadlocked_threads = 0;
   std::map<std::string, std::map<std::string, std::uint32_t>> pool_threads;  // pool -> state -> threads
-  std::map<std::string, std::uint32_t> event_loop_blocked;  // event-loop pool -> BLOCKED threads (never 0)
+  // event-loop pool -> state -> threads stalled in it: BLOCKED, or parked/waiting for a lock
+  // or a resource (never in their selector); never 0
+  std::map<std::string, std::map<std::string, std::uint32_t>> event_loop_blocked;
 };
 
 /// Read from hsperfdata every tick; absent when the JVM does not publish the counter.
@@ -49,8 +51,18 @@ struct JvmPerf {
   std::optional<double> safepoint_seconds;       // sun.rt.safepointTime / sun.os.hrt.frequency
 };
 
+/// Where a target runs, when lockwatch knows it (the node agent, targets.kubernetes): labels
+/// added to every series of the target. An empty value is no label.
+struct KubernetesLabels {
+  std::string namespace_name;
+  std::string pod;
+  std::string container;
+  auto operator<=>(const KubernetesLabels&) const = default;
+};
+
 struct TargetMetrics {
   std::string target;                      // the target's label: "<app>-<pid>" style, stable per target
+  KubernetesLabels kubernetes;             // namespace, pod, container: fixed per target once known
   bool up = false;                         // the last sample attempt succeeded
   std::optional<double> last_sample_time;  // unix seconds of the last successful sample
   std::vector<double> new_durations;       // sample durations (seconds) since the last update: histogram

@@ -18,6 +18,8 @@ struct IncidentPolicy {
   bool enabled = true;
   std::filesystem::path directory = "/var/lib/lockwatch/incidents";
   std::uint32_t blocked_threshold = 20;         // 0 = off
+  std::uint32_t park_threshold = 20;            // threads parked on j.u.c. locks; 0 = off
+  std::uint32_t resource_threshold = 20;        // threads waiting for a resource (pool, latch, future); 0 = off
   double contended_enters_per_second = 0;       // 0 = off
   std::uint32_t burst_count = 10;
   std::chrono::milliseconds burst_interval{100};
@@ -26,7 +28,7 @@ struct IncidentPolicy {
 };
 
 struct Trigger {
-  std::string reason;      // "blocked_threads", "contended_enters_per_second"
+  std::string reason;      // "blocked_threads", "park_waiters", "resource_waiters", "contended_enters_per_second"
   double value = 0;
   double threshold = 0;
   double time = 0;         // unix seconds

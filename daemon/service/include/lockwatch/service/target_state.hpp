@@ -3,6 +3,7 @@
 // it, the running counts behind its metrics, its hsperfdata counters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,10 +37,10 @@ struct DumpInput {
   std::string source;    // "attach" | "jstack"
 };
 
-/// An event-loop thread seen BLOCKED: the one state such a thread must never be in.
+/// Event-loop threads seen stalled: BLOCKED, or waiting for a lock or a resource.
 struct EventLoopBlock {
   std::string pool;
-  std::uint32_t blocked = 0;
+  std::uint32_t blocked = 0;  // stalled threads, every state
 };
 
 class TargetState {
@@ -62,6 +63,8 @@ class TargetState {
   const store::Ring& ring() const noexcept { return ring_; }
   const analysis::Correlator& correlator() const noexcept { return correlator_; }
   std::uint32_t latest_blocked() const noexcept { return latest_blocked_; }
+  /// Threads of the latest sample waiting for a lock or resource of this kind.
+  std::uint32_t latest_waiters(analysis::LockKind kind) const noexcept { return latest_waiters_[static_cast<std::size_t>(kind)]; }
   /// Contended monitor enters per second between the last two hsperfdata reads.
   std::optional<double> contended_rate() const noexcept { return contended_rate_; }
   const std::vector<EventLoopBlock>& event_loop_blocks() const noexcept { return event_loop_blocks_; }
@@ -70,6 +73,7 @@ class TargetState {
 
  private:
   void count_sample();
+  void count_event_loops(const analysis::DumpSummary& summary, exporter::LatestSample& latest);
   void settle_oldest_open();
 
   TargetSettings settings_;
@@ -78,6 +82,7 @@ class TargetState {
   exporter::TargetMetrics metrics_;
   std::uint64_t unsettled_ = 0;  // newest dumps whose holders are not counted yet
   std::uint32_t latest_blocked_ = 0;
+  std::array<std::uint32_t, 3> latest_waiters_{};  // by LockKind
   std::optional<double> contended_rate_;
   std::optional<std::pair<double, std::int64_t>> last_contended_;
   std::vector<EventLoopBlock> event_loop_blocks_;
