@@ -3,8 +3,8 @@
 # starts the bundled demo JVM (a shop whose request threads contend on a synchronized
 # price cache and a ReentrantLock connection pool) and runs the lockwatch daemon on it:
 # a dump every 500 ms over the JVM's attach socket (settings: deploy/demo/lockwatch.yaml),
-# metrics and an API at a printed URL, incident evidence written when BLOCKED threads
-# spike. Ctrl-C stops both.
+# the live view (a page for people), metrics and an API at a printed URL, incident evidence
+# written when BLOCKED threads spike. Ctrl-C stops both.
 #
 #   scripts/demo.sh                      the bundled demo JVM
 #   scripts/demo.sh --pid PID            a JVM of yours (run as its user, or root)
@@ -70,12 +70,20 @@ grep '^lockwatch_lock_waiters{' <&3 | sort -t' ' -k2 -rn | head -5 || true
 exec 3<&-
 cat <<EOF
 
-lockwatch is sampling; metrics at $url
+lockwatch is sampling. Open the live view in a browser:
+
+  $base/
+
+  (hot locks, waiters over time, the wait-for graph, a flame graph and the incidents; it
+  refreshes itself. On a remote machine: ssh -L ${hostport##*:}:$hostport HOST, then the same URL.)
+
+Metrics at $url
   $base/api/v1/targets                      watched JVMs
   $base/api/v1/targets/<target>/contention  hot locks, waiting and holding sites (JSON)
   $base/api/v1/targets/<target>/collapsed?state=BLOCKED   flame-graph input
-Incidents (BLOCKED spikes) are written under $work/incidents; read one with
+Incidents (BLOCKED spikes) are written under $work/incidents, and listed on the page; read one with
   $lockwatch analyze $work/incidents/<incident>
+  $lockwatch analyze --format html $work/incidents/<incident> > report.html   # one file for a ticket
 Logs: stderr of lockwatch below. Ctrl-C stops.
 EOF
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/page/html.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/report/analyze_report.hpp"
 
@@ -26,16 +27,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+enum class Format { text, json, html };
+
 struct Options {
-  bool json = false;
+  Format format = Format::text;
   analysis::CorrelatorOptions correlator;
   std::vector<std::string> paths;
 };
 
 constexpr std::string_view usage =
-    "usage: lockwatch analyze [--format text|json] [--stuck-samples N] [--window N] FILE|DIR|-...\n"
+    "usage: lockwatch analyze [--format text|json|html] [--stuck-samples N] [--window N] FILE|DIR|-...\n"
     "  Files are read in the order given as one sequence of dumps (a directory: its files in\n"
-    "  natural name order; '-': standard input, e.g. jstack -l PID | lockwatch analyze -).\n";
+    "  natural name order; '-': standard input, e.g. jstack -l PID | lockwatch analyze -).\n"
+    "  --format html writes one self-contained page (hot locks, waiters over the dumps, the\n"
+    "  wait-for graph, a flame graph) that opens from disk: lockwatch analyze --format html DIR > report.html\n";
 
 std::optional<std::uint32_t> parse_count(std::string_view text) {
   std::uint32_t value = 0;
@@ -54,8 +59,8 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
     };
     if (a == "--format" || a.starts_with("--format=")) {
       auto v = a == "--format" ? next() : std::optional(a.substr(9));
-      if (!v || (*v != "json" && *v != "text")) return "--format takes text or json";
-      o.json = *v == "json";
+      if (!v || (*v != "json" && *v != "text" && *v != "html")) return "--format takes text, json or html";
+      o.format = *v == "json" ? Format::json : *v == "html" ? Format::html : Format::text;
     } else if (a == "--stuck-samples" || a == "--window") {
       auto v = next();
       auto n = v ? parse_count(*v) : std::nullopt;
@@ -94,8 +99,9 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
 // complete, so memory holds one dump at a time, not the whole file.
 class InputFeed {
  public:
-  InputFeed(const std::string& label, report::AnalyzeResult& result, analysis::Correlator& correlator)
-      : result_(result), correlator_(correlator) {
+  InputFeed(const std::string& label, report::AnalyzeResult& result, analysis::Correlator& correlator,
+            view::StackViews* stacks)
+      : result_(result), correlator_(correlator), stacks_(stacks) {
     result_.inputs.push_back({label, 0, {}});
   }
 
@@ -118,11 +124,13 @@ class InputFeed {
       correlator_.add(dump, static_cast<double>(result_.dump_input.size()));
       result_.dump_input.push_back(result_.inputs.size() - 1);
       ++result_.inputs.back().dumps;
+      if (stacks_) stacks_->add(std::move(dump));  // the HTML report's stacks: the correlator keeps none
     }
   }
 
   report::AnalyzeResult& result_;
   analysis::Correlator& correlator_;
+  view::StackViews* stacks_;
   parser::DumpParser parser_;
 };
 
@@ -148,7 +156,7 @@ bool read_mapped(int fd, std::size_t size, InputFeed& input, std::ostream& err) 
 }
 
 bool read_file(const std::string& path, std::vector<char>& buffer, report::AnalyzeResult& result,
-               analysis::Correlator& correlator, std::ostream& err) {
+               analysis::Correlator& correlator, view::StackViews* stacks, std::ostream& err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
@@ -158,14 +166,14 @@ bool read_file(const std::string& path, std::vector<char>& buffer, report::Analy
   // Big regular files are mapped; small ones (most dump files) cost less to read than to map.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (4 << 20);
   if (regular) {
-    InputFeed input(path, result, correlator);
+    InputFeed input(path, result, correlator, stacks);
     if (read_mapped(fd, static_cast<std::size_t>(st.st_size), input, err)) {
       ::close(fd);
       return true;
     }
     result.inputs.pop_back();  // not mappable: read it instead (nothing was fed)
   }
-  InputFeed input(path, result, correlator);
+  InputFeed input(path, result, correlator, stacks);
   for (;;) {
     const auto n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
@@ -180,6 +188,26 @@ bool read_file(const std::string& path, std::vector<char>& buffer, report::Analy
   ::close(fd);
   input.finish(err);
   return true;
+}
+
+// "incidents/20261130T101500Z-Shop/" -> "20261130T101500Z-Shop"; "." -> the directory's name.
+std::string display_name(const std::string& path) {
+  std::error_code ec;
+  auto p = fs::absolute(path, ec).lexically_normal();
+  while (!p.empty() && p.filename().empty() && p != p.root_path()) p = p.parent_path();
+  return p.filename().empty() ? path : p.filename().string();
+}
+
+// The same views as the daemon's page, over every dump read; times are the dumps' numbers.
+std::string html_report(const std::vector<std::string>& paths, const report::AnalyzeResult& result,
+                        const analysis::Correlator& correlator, const view::StackViews& stacks) {
+  page::ReportPage report;
+  report.title = paths.front() == "-" ? std::string("standard input") : display_name(paths.front());
+  if (paths.size() > 1) report.title += " and " + std::to_string(paths.size() - 1) + " more";
+  for (const auto& in : result.inputs) report.inputs.push_back({in.path, in.dumps});
+  report.view = view::build_target_view(report.title, view::window_of(correlator), stacks, false);
+  report.version = LOCKWATCH_VERSION;
+  return page::render_report(report);
 }
 
 }  // namespace
@@ -206,8 +234,8 @@ bool natural_less(std::string_view a, std::string_view b) {
 }
 
 bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
-                    analysis::Correlator& correlator, std::ostream& err) {
-  InputFeed input(label, result, correlator);
+                    analysis::Correlator& correlator, std::ostream& err, view::StackViews* stacks) {
+  InputFeed input(label, result, correlator, stacks);
   std::vector<char> buffer(256 * 1024);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
     input.feed({buffer.data(), static_cast<std::size_t>(in.gcount())});
@@ -231,18 +259,24 @@ int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::
   }
   report::AnalyzeResult result;
   analysis::Correlator correlator(options.correlator);
+  std::optional<view::StackViews> stacks;
+  if (options.format == Format::html) stacks.emplace();
   std::vector<char> buffer(1 << 20);  // shared by every file: one allocation, not one per file
   for (const auto& path : expand(options.paths)) {
-    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err)
-                                : read_file(path, buffer, result, correlator, err);
+    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err, stacks ? &*stacks : nullptr)
+                                : read_file(path, buffer, result, correlator, stacks ? &*stacks : nullptr, err);
     if (!ok) return 2;
   }
   if (result.dump_input.empty()) {
     err << "lockwatch analyze: no thread dump in the input\n";
     return 1;
   }
+  if (stacks) {
+    out << html_report(options.paths, result, correlator, *stacks);
+    return 0;
+  }
   result.report = correlator.report();
-  out << (options.json ? report::render_json(result) : report::render_text(result));
+  out << (options.format == Format::json ? report::render_json(result) : report::render_text(result));
   return 0;
 }
 

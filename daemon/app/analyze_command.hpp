@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `lockwatch analyze [--format text|json] FILE|DIR...`: saved dumps in, contention report out.
+// `lockwatch analyze [--format text|json|html] FILE|DIR...`: saved dumps in, contention report out.
 #pragma once
 
 #include <istream>
@@ -9,14 +9,16 @@
 #include <string_view>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/page/view.hpp"
 #include "lockwatch/report/analyze_report.hpp"
 
 namespace lockwatch::app {
 
 /// Streams one input through the parser into `correlator`, recording it in `result`
-/// under `label`. False on a read error (the message goes to `err`).
+/// under `label`, and each dump into `stacks` when given (the HTML report's flame and wait-for
+/// graphs). False on a read error (the message goes to `err`).
 bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
-                    analysis::Correlator& correlator, std::ostream& err);
+                    analysis::Correlator& correlator, std::ostream& err, view::StackViews* stacks = nullptr);
 
 /// File-name order a person expects: "dump-2" before "dump-10".
 bool natural_less(std::string_view a, std::string_view b);

@@ -103,6 +103,34 @@ TEST_CASE("server turns a handler's exception into 500 even without the router",
   CHECK(second->status == 500);
 }
 
+TEST_CASE("server sends a response's extra headers after checking them; its own headers win", "[http]") {
+  TestServer server({}, [](const Request& request) {
+    Response out = text_response("x");
+    if (request.path == "/csp") out.headers = {{"Content-Security-Policy", "default-src 'none'"}, {"Content-Length", "999"}};
+    if (request.path == "/split") out.headers = {{"X-A", "1\r\nSet-Cookie: a=b"}};
+    if (request.path == "/name") out.headers = {{"X A", "1"}};
+    return out;
+  });
+  Client client(server.port());
+  client.send(get("/csp") + get("/split") + get("/name"));
+  const auto csp = client.read_reply();
+  const auto split = client.read_reply();
+  const auto name = client.read_reply();
+  REQUIRE((csp && split && name));
+  CHECK(csp->status == 200);
+  CHECK(csp->header("content-security-policy") == "default-src 'none'");
+  CHECK(csp->header("content-length") == "1");
+  CHECK(csp->body == "x");
+  CHECK(split->status == 500);  // a value with CR LF would have split the response
+  CHECK(split->header("set-cookie") == "(absent)");
+  CHECK(split->header("x-a") == "(absent)");
+  CHECK(name->status == 500);
+  CHECK(valid_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"));
+  CHECK_FALSE(valid_header("", "x"));
+  CHECK_FALSE(valid_header("X:Y", "x"));
+  CHECK_FALSE(valid_header("X", std::string("a\0b", 3)));
+}
+
 TEST_CASE("server answers HEAD with GET's headers and length but no body", "[http]") {
   std::atomic<int> heads{0};
   TestServer server({}, [&heads](const Request& request) {

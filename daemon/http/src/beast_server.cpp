@@ -457,8 +457,10 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
   }
 
   void send(Response response, bool keep_alive, bool head, unsigned version) {
+    const bool bad_header = std::any_of(response.headers.begin(), response.headers.end(),
+                                        [](const auto& h) { return !valid_header(h.first, h.second); });
     if (response.status < 100 || response.status > 599 || response.content_type.find_first_of("\r\n") != std::string::npos ||
-        response.deferred)  // a deferred reply that defers again
+        bad_header || response.deferred)  // a deferred reply that defers again
       response = internal_error("the handler returned an invalid response");
     build(std::move(response), head, version);
     write(keep_alive);
@@ -468,6 +470,7 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
     response_ = {};
     response_.version(version);
     response_.result(response.status);
+    for (const auto& [name, value] : response.headers) response_.set(name, value);  // before ours: ours win
     response_.set(bhttp::field::content_type, response.content_type);
     response_.set(bhttp::field::cache_control, "no-store");
     response_.set("X-Content-Type-Options", "nosniff");

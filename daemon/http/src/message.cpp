@@ -80,6 +80,21 @@ std::optional<Request> make_request(std::string method, std::string_view target)
   return Request{std::move(method), std::move(*path), std::move(*query)};
 }
 
+bool valid_header(std::string_view name, std::string_view value) noexcept {
+  constexpr std::string_view token_marks = "!#$%&'*+-.^_`|~";
+  auto token_char = [&](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || token_marks.find(c) != std::string_view::npos;
+  };
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!token_char(c)) return false;
+  for (char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t') || byte == 0x7F) return false;
+  }
+  return true;
+}
+
 Response text_response(std::string body, unsigned status) { return {status, "text/plain; charset=utf-8", std::move(body)}; }
 
 Response json_response(std::string body, unsigned status) { return {status, "application/json", std::move(body)}; }

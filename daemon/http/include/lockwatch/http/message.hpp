@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace lockwatch::http {
 
@@ -37,6 +39,11 @@ struct Response {
   /// does nothing, and never calling it keeps nothing alive beyond the connection's timeout.
   /// An exception from `deferred` itself answers 500; a reply that is deferred again, too.
   std::function<void(Reply)> deferred = {};
+  /// Extra headers, (name, value), e.g. a page's Content-Security-Policy. The server's own
+  /// (Content-Type, Content-Length, Cache-Control, X-Content-Type-Options, Connection...) are
+  /// set after these and win. A name that is not an HTTP token, or a value holding a control
+  /// character (CR, LF, NUL...), makes the response a 500: a handler cannot split a response.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 /// Splits a request-target ("/a%20b?x=1&y") into a Request. nullopt when it is not in
@@ -49,6 +56,10 @@ std::optional<std::string> percent_decode(std::string_view text, bool plus_is_sp
 
 /// "a=1&b=&c" -> {a:1, b:"", c:""}; empty pieces are skipped. nullopt on a bad escape.
 std::optional<Query> parse_query(std::string_view text);
+
+/// Whether a Response may carry this extra header: `name` an HTTP token (RFC 9110), `value`
+/// without control characters but tab.
+bool valid_header(std::string_view name, std::string_view value) noexcept;
 
 Response text_response(std::string body, unsigned status = 200);
 Response json_response(std::string body, unsigned status = 200);

@@ -87,7 +87,8 @@ struct ServerStats {
 /// snapshots and never waits for a dump, or defers its answer to another thread (see
 /// Response::deferred). For HEAD it is called as for GET and the body is dropped,
 /// Content-Length kept. Responses carry Content-Length, Content-Type,
-/// Cache-Control: no-store and X-Content-Type-Options: nosniff.
+/// Cache-Control: no-store and X-Content-Type-Options: nosniff, and the Response's own
+/// `headers` (see Response::headers).
 ///
 /// With TLS, every limit above holds for the encrypted connection: the handshake and the
 /// first request's headers share one header_timeout, the handshake and the whole first
