@@ -15,6 +15,11 @@ packages=(
   curl                                                                # bench scripts, the TLS e2e test
   clang libclang-rt-14-dev                                            # libFuzzer
   openjdk-17-jdk-headless                                             # scenario JVMs, jstack
+  podman runc catatonit debootstrap uidmap fuse-overlayfs slirp4netns # scripts/pod-test.sh: the real image and pods
+  liblogback-java libslf4j-java liblog4j2-java libcommons-pool2-java  # tests/java/libraries: scenarios that lock inside
+  libnetty-java libtomcat10-java                                      #   the real libraries (jars in /usr/share/java)
+  apache2-utils                                                       # ab: more load on TomcatSyncCache by hand (-n/-t, 127.0.0.1)
+  chromium                                                            # tests/e2e/page_test.cpp, scripts/screenshots.sh: the pages in a browser
 )
 
 missing=()

@@ -64,6 +64,21 @@ void check_targets(Checker& c, const TargetSettings& targets) {
   if (!targets.match.empty()) check_regex(c, "targets.match", targets.match);
   c.positive("targets.rescan", targets.rescan);
   c.in_range("targets.max", targets.max, limits::max_targets);
+  const auto& k = targets.kubernetes;
+  if (!k.pod_logs.empty() && k.pod_logs.front() != '/')
+    c.fail({"targets.kubernetes.pod_logs"}, "must be an absolute path (the kubelet's /var/log/pods, mounted read-only)");
+  if (!k.container_logs.empty() && k.container_logs.front() != '/')
+    c.fail({"targets.kubernetes.container_logs"}, "must be an absolute path (the kubelet's /var/log/containers)");
+  if (!k.container_logs.empty() && k.pod_logs.empty())
+    c.fail({"targets.kubernetes.container_logs", "targets.kubernetes.pod_logs"},
+           "names containers of the pods that targets.kubernetes.pod_logs names: set pod_logs too");
+}
+
+void check_attach(Checker& c, const Config& config) {
+  c.in_range("attach.idle_uid", config.attach.idle_uid, limits::idle_id);
+  c.in_range("attach.idle_gid", config.attach.idle_gid, limits::idle_id);
+  if (config.attach.as == AttachAs::target && config.backend == Backend::jstack)
+    c.fail({"attach.as", "backend"}, "target needs backend attach: the jstack tool would run with lockwatch's own ids");
 }
 
 void check_limits(Checker& c, const ReplyLimits& l) {
@@ -94,6 +109,8 @@ void check_incidents(Checker& c, const IncidentSettings& incidents) {
   if (incidents.enabled && incidents.directory.empty())
     c.fail({"incidents.directory", "incidents.enabled"}, "must be set while incidents are enabled");
   c.in_range("incidents.blocked_threshold", incidents.blocked_threshold, limits::blocked_threshold);
+  c.in_range("incidents.park_threshold", incidents.park_threshold, limits::blocked_threshold);
+  c.in_range("incidents.resource_threshold", incidents.resource_threshold, limits::blocked_threshold);
   c.in_range("incidents.contended_enters_per_second", incidents.contended_enters_per_second,
              limits::contended_enters_per_second);
   c.in_range("incidents.burst_count", incidents.burst_count, limits::burst_count);
@@ -150,6 +167,7 @@ std::vector<Problem> check_config(const Config& config) {
   Checker c;
   check_top_level(c, config);
   check_targets(c, config.targets);
+  check_attach(c, config);
   check_limits(c, config.limits);
   check_ring_and_analysis(c, config.ring, config.analysis);
   check_incidents(c, config.incidents);

@@ -32,6 +32,7 @@ inline constexpr Range burst_count{1, 1000};
 inline constexpr Range max_connections{1, 10'000};
 inline constexpr Range max_targets{1, 100'000};
 inline constexpr Range max_threads{1, 10'000'000};
+inline constexpr Range idle_id{1, 4'294'967'294};  // never root; (uid_t)-1 means "unchanged" to the kernel
 inline constexpr std::uint64_t min_reply_bytes = 64 * KiB;      // a small JVM's dump
 inline constexpr std::uint64_t min_line_bytes = 1 * KiB;
 inline constexpr std::uint64_t max_line_bytes = 16 * MiB;

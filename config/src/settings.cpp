@@ -18,6 +18,9 @@ constexpr std::array<std::pair<LogLevel, std::string_view>, 6> level_names{{{Log
                                                                             {LogLevel::error, "error"},
                                                                             {LogLevel::off, "off"}}};
 
+constexpr std::array<std::pair<AttachAs, std::string_view>, 2> attach_as_names{
+    {{AttachAs::self, "self"}, {AttachAs::target, "target"}}};
+
 constexpr std::array<std::pair<TlsVersion, std::string_view>, 2> tls_version_names{
     {{TlsVersion::tls12, "TLS12"}, {TlsVersion::tls13, "TLS13"}}};
 constexpr std::array<std::pair<ClientAuth, std::string_view>, 2> client_auth_names{
@@ -42,7 +45,9 @@ std::string describe_targets(const TargetSettings& targets) {
   for (int pid : targets.pids) out += (out.empty() ? "pids " : ",") + std::to_string(pid);
   if (!targets.match.empty()) out += (out.empty() ? "" : " and ") + std::string("match '") + targets.match + "'";
   if (out.empty()) out = "every JVM";
-  return out + " (rescan " + format_duration(targets.rescan) + ")";
+  out += " (rescan " + format_duration(targets.rescan) + ")";
+  if (!targets.kubernetes.pod_logs.empty()) out += ", Kubernetes labels from " + targets.kubernetes.pod_logs;
+  return out;
 }
 
 std::string describe_incidents(const IncidentSettings& incidents) {
@@ -66,6 +71,8 @@ std::string_view to_string(Backend backend) { return name_of(backend, backend_na
 std::string_view to_string(LogLevel level) { return name_of(level, level_names); }
 std::optional<Backend> parse_backend(std::string_view text) { return value_of(text, backend_names); }
 std::optional<LogLevel> parse_log_level(std::string_view text) { return value_of(text, level_names); }
+std::string_view to_string(AttachAs as) { return name_of(as, attach_as_names); }
+std::optional<AttachAs> parse_attach_as(std::string_view text) { return value_of(text, attach_as_names); }
 std::string_view to_string(TlsVersion version) { return name_of(version, tls_version_names); }
 std::optional<TlsVersion> parse_tls_version(std::string_view text) { return value_of(text, tls_version_names); }
 std::string_view to_string(ClientAuth auth) { return name_of(auth, client_auth_names); }
@@ -86,7 +93,11 @@ std::string to_string(const LockPolicy& policy) {
 std::string summary(const Config& c) {
   return "listen " + c.listen + ", interval " + format_duration(c.interval) + ", timeout " +
          format_duration(c.timeout) + ", backend " + std::string(to_string(c.backend)) + ", locks " +
-         to_string(c.locks) + ", targets " + describe_targets(c.targets) + ", ring " +
+         to_string(c.locks) +
+         (c.attach.as == AttachAs::target ? ", attach as each target (idle uid " + std::to_string(c.attach.idle_uid) +
+                                                 " gid " + std::to_string(c.attach.idle_gid) + ")"
+                                           : "") +
+         ", targets " + describe_targets(c.targets) + ", ring " +
          std::to_string(c.ring.samples) + " samples/" + format_size(c.ring.max_bytes) + ", incidents " +
          describe_incidents(c.incidents) + ", log " + std::string(to_string(c.log.level)) +
          (c.web_config_file.empty() ? "" : ", web " + describe_web(c.web_config_file, c.web));

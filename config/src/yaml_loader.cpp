@@ -283,6 +283,9 @@ constexpr Key keys[] = {
     {"max_concurrent_dumps",
      [](Loader& l, const Item& i) { l.count(i, detail::limits::max_concurrent_dumps, l.config.max_concurrent_dumps); }},
     {"locks", [](Loader& l, const Item& i) { l.locks(i, l.config.locks); }},
+    {"attach.as", [](Loader& l, const Item& i) { l.choice(i, l.config.attach.as, parse_attach_as, "self, target"); }},
+    {"attach.idle_uid", [](Loader& l, const Item& i) { l.count(i, detail::limits::idle_id, l.config.attach.idle_uid); }},
+    {"attach.idle_gid", [](Loader& l, const Item& i) { l.count(i, detail::limits::idle_id, l.config.attach.idle_gid); }},
     {"limits.max_reply_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.limits.max_reply_bytes); }},
     {"limits.max_threads", [](Loader& l, const Item& i) { l.count(i, detail::limits::max_threads, l.config.limits.max_threads); }},
     {"limits.max_line_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.limits.max_line_bytes); }},
@@ -294,6 +297,9 @@ constexpr Key keys[] = {
     {"targets.match", [](Loader& l, const Item& i) { l.text(i, l.config.targets.match); }},
     {"targets.rescan", [](Loader& l, const Item& i) { l.duration(i, l.config.targets.rescan); }},
     {"targets.max", [](Loader& l, const Item& i) { l.count(i, detail::limits::max_targets, l.config.targets.max); }},
+    {"targets.kubernetes.pod_logs", [](Loader& l, const Item& i) { l.text(i, l.config.targets.kubernetes.pod_logs); }},
+    {"targets.kubernetes.container_logs",
+     [](Loader& l, const Item& i) { l.text(i, l.config.targets.kubernetes.container_logs); }},
     {"ring.samples", [](Loader& l, const Item& i) { l.count(i, detail::limits::ring_samples, l.config.ring.samples); }},
     {"ring.max_bytes", [](Loader& l, const Item& i) { l.size(i, l.config.ring.max_bytes); }},
     {"analysis.top_k", [](Loader& l, const Item& i) { l.count(i, detail::limits::top_k, l.config.analysis.top_k); }},
@@ -313,6 +319,10 @@ constexpr Key keys[] = {
      [](Loader& l, const Item& i) {
        l.count(i, detail::limits::blocked_threshold, l.config.incidents.blocked_threshold);
      }},
+    {"incidents.park_threshold",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::blocked_threshold, l.config.incidents.park_threshold); }},
+    {"incidents.resource_threshold",
+     [](Loader& l, const Item& i) { l.count(i, detail::limits::blocked_threshold, l.config.incidents.resource_threshold); }},
     {"incidents.contended_enters_per_second",
      [](Loader& l, const Item& i) {
        l.count(i, detail::limits::contended_enters_per_second, l.config.incidents.contended_enters_per_second);

@@ -38,6 +38,15 @@ def main():
     query = query.get("query") if isinstance(query, dict) else query
     check(target.get("type") == "query" and query == "label_values(lockwatch_target_up, target)",
           f"the 'target' variable should be label_values(lockwatch_target_up, target), got {query}")
+    # The node agent's series carry namespace and pod (docs/metrics.md): both are variables, All
+    # by default (".*" also matches a sidecar's series, which have neither label).
+    for name, query in (("namespace", "label_values(lockwatch_target_up, namespace)"),
+                        ("pod", 'label_values(lockwatch_target_up{namespace=~"$namespace"}, pod)')):
+        v = variables.get(name, {})
+        q = v.get("query")
+        q = q.get("query") if isinstance(q, dict) else q
+        check(v.get("type") == "query" and q == query and v.get("includeAll") and v.get("allValue") == ".*",
+              f"the '{name}' variable should be {query}, All = .*, got {q}")
     for name, v in variables.items():
         if v.get("type") == "query":
             check(v.get("datasource", {}).get("uid") == "${datasource}", f"variable {name} should query ${{datasource}}")
@@ -59,6 +68,13 @@ def main():
             exprs.append(expr)
             check(t.get("datasource", {}).get("uid") == "${datasource}", f"a query of '{p.get('title')}' is not on ${{datasource}}")
             check("$target" in expr or "${target}" in expr, f"'{p.get('title')}': {expr} ignores the target variable")
+            for name in ("namespace", "pod"):
+                check(f'{name}=~"${name}"' in expr, f"'{p.get('title')}': {expr} ignores the {name} variable")
+            # Per target means per pod too: two pods' JVMs may share a target name.
+            for by in re.findall(r"by \(([^)]*)\)", expr):
+                names = [n.strip() for n in by.split(",")]
+                check("target" not in names or {"namespace", "pod"} <= set(names),
+                      f"'{p.get('title')}': by ({by}) keeps target but not namespace and pod")
             for metric in re.findall(r"\b(lockwatch_\w+)", expr):
                 base = re.sub(r"_(bucket|sum|count)$", "", metric)
                 check(base in documented, f"'{p.get('title')}': {metric} is not a metric of docs/metrics.md")

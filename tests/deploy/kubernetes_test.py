@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Checks the Kubernetes manifests of deploy/kubernetes as YAML: every container's security fields,
 # the sidecar's port, probes, volumes and resources, the objects that refer to each other, the
-# PrometheusRule against the plain rule file, and the ConfigMaps' lockwatch.yaml with check-config.
+# PrometheusRule against the plain rule file, the ConfigMaps' lockwatch.yaml with check-config,
+# and the node agent's DaemonSet (node-agent/): least privilege and read-only host mounts.
 #   kubernetes_test.py SOURCE_DIR LOCKWATCH_BINARY
 import os
 import re
@@ -237,6 +238,127 @@ def check_objects(folder, all_docs, pod, source, relabels_run):
             check(len(plain.get("groups", [])) > 0, "the rule file has no groups")
 
 
+NODE_AGENT_CAPS = ["SETGID", "SETUID"]           # attach.as target: taking each JVM's uid and gid
+NODE_AGENT_HOST_PATHS = {"/var/log/pods", "/var/log/containers"}
+SERIES_PER_TARGET = 143                           # docs/metrics.md#cardinality, top_k 20
+
+
+def check_node_agent(folder, docs, binary):
+    """The DaemonSet of the node agent: least privilege (host PID namespace, two capabilities,
+    read-only log trees, nothing else of the host), its config, and its PodMonitor."""
+    all_docs = [(rel, d) for rel, ds in docs.items() for d in ds]
+    for rel, d in all_docs:
+        check(isinstance(d, dict) and d.get("apiVersion") and d.get("kind") and d.get("metadata", {}).get("name"),
+              f"{folder}/{rel}: a document without apiVersion, kind or metadata.name")
+        check(not d.get("metadata", {}).get("namespace"), f"{folder}/{rel}: sets a namespace; leave it to kubectl -n")
+    kinds = [d.get("kind") for _, d in all_docs]
+    check(not any(k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ServiceAccount") for k in kinds),
+          f"{folder}: the agent needs no Kubernetes API access, so no RBAC objects")
+    sets = [d for _, d in all_docs if d.get("kind") == "DaemonSet"]
+    if not check(len(sets) == 1, f"{folder}: expected one DaemonSet, got {len(sets)}"):
+        return
+    ds = sets[0]
+    where = f"{folder} DaemonSet {ds['metadata']['name']}"
+    pod = ds["spec"]["template"]
+    spec = pod["spec"]
+    check(selects(ds["spec"]["selector"], pod["metadata"].get("labels", {})), f"{where}: the selector does not match the pod template")
+    check(spec.get("hostPID") is True, f"{where}: hostPID should be true (the node's JVMs are found in its /proc)")
+    check(not spec.get("hostNetwork") and not spec.get("hostIPC"), f"{where}: no host network or IPC namespace")
+    check(not spec.get("shareProcessNamespace"), f"{where}: shareProcessNamespace means nothing with hostPID")
+    check(spec.get("automountServiceAccountToken") is False, f"{where}: automountServiceAccountToken should be false (no API access)")
+    check(spec.get("securityContext", {}).get("seccompProfile", {}).get("type") == "RuntimeDefault",
+          f"{where}: pod seccompProfile should be RuntimeDefault")
+    check(not spec.get("initContainers") and not spec.get("ephemeralContainers"), f"{where}: init/ephemeral containers would need the same checks")
+    containers = spec.get("containers", [])
+    if not check(len(containers) == 1, f"{where}: expected the lockwatch container only, got {len(containers)}"):
+        return
+    c = containers[0]
+    sc = c.get("securityContext", {})
+    caps = sc.get("capabilities", {})
+    check(caps.get("drop") == ["ALL"], f"{where}: capabilities.drop should be [ALL], got {caps.get('drop')}")
+    check(sorted(caps.get("add", [])) == NODE_AGENT_CAPS,
+          f"{where}: capabilities.add should be exactly {NODE_AGENT_CAPS} (never SYS_PTRACE, SYS_ADMIN, DAC_OVERRIDE, KILL), got {caps.get('add')}")
+    check(not sc.get("privileged"), f"{where}: privileged")
+    check(sc.get("allowPrivilegeEscalation") is False, f"{where}: allowPrivilegeEscalation should be false")
+    check(sc.get("readOnlyRootFilesystem") is True, f"{where}: readOnlyRootFilesystem should be true")
+    check(sc.get("runAsUser") == 0, f"{where}: runAsUser should be 0 (lockwatch drops to attach.idle_uid itself), got {sc.get('runAsUser')}")
+
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    host_paths = {}
+    for name, v in volumes.items():
+        if "hostPath" in v:
+            host_paths[name] = v["hostPath"].get("path")
+            check(v["hostPath"].get("path") in NODE_AGENT_HOST_PATHS,
+                  f"{where}: hostPath {v['hostPath'].get('path')} is more of the node than the log trees")
+            check(v["hostPath"].get("type") == "Directory", f"{where}: hostPath {name} should have type Directory")
+        else:
+            check("emptyDir" in v or "configMap" in v, f"{where}: volume {name} should be an emptyDir or the ConfigMap")
+    check(set(host_paths.values()) == NODE_AGENT_HOST_PATHS, f"{where}: expected hostPaths {sorted(NODE_AGENT_HOST_PATHS)}, got {host_paths}")
+    for m in c.get("volumeMounts", []):
+        check(m["name"] in volumes, f"{where}: mounts volume {m['name']}, which the pod does not define")
+        if m["name"] in host_paths:
+            check(m.get("readOnly") is True, f"{where}: the host's {host_paths[m['name']]} must be mounted readOnly")
+            check(m["mountPath"] == host_paths[m["name"]], f"{where}: mount {m['name']} at the path the config names ({host_paths[m['name']]})")
+        check(not m.get("mountPropagation") or m.get("mountPropagation") == "None", f"{where}: no mount propagation")
+    check(c.get("args", [])[-2:] == ["--config", "/etc/lockwatch/lockwatch.yaml"], f"{where}: args should end with --config /etc/lockwatch/lockwatch.yaml")
+    ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+    check(9465 in ports.values() and not any(p.get("hostPort") for p in c.get("ports", [])),
+          f"{where}: containerPort 9465 and no hostPort, got {c.get('ports')}")
+    for probe in ("livenessProbe", "readinessProbe"):
+        get = c.get(probe, {}).get("httpGet", {})
+        check(get.get("path") == "/healthz" and ports.get(get.get("port"), get.get("port")) == 9465, f"{where}: {probe} should GET /healthz on 9465")
+    res = c.get("resources", {})
+    check(memory_bytes(res.get("limits", {}).get("memory")) and cpu_millis(res.get("limits", {}).get("cpu")), f"{where}: needs memory and cpu limits")
+
+    # Its config: attach as each target, Kubernetes labels from the mounted trees, incidents on the emptyDir.
+    configmaps = {d["metadata"]["name"]: d for _, d in all_docs if d.get("kind") == "ConfigMap"}
+    cfg_mount = mounts.get("/etc/lockwatch")
+    cm_name = volumes.get(cfg_mount["name"], {}).get("configMap", {}).get("name") if cfg_mount else None
+    cfg_text = configmaps.get(cm_name, {}).get("data", {}).get("lockwatch.yaml")
+    cfg = {}
+    if check(cfg_text is not None, f"{where}: no ConfigMap {cm_name} with lockwatch.yaml next to it"):
+        cfg = yaml.safe_load(cfg_text) or {}
+        settings = check_config(binary, cfg_text, f"{where} ConfigMap {cm_name}")
+        check("listen 0.0.0.0:9465" in settings, f"{where}: the config should listen on 0.0.0.0:9465: {settings}")
+        check("attach as each target" in settings, f"{where}: the config should say attach.as target: {settings}")
+    kube = cfg.get("targets", {}).get("kubernetes", {})
+    for key in ("pod_logs", "container_logs"):
+        check(kube.get(key) in mounts and mounts[kube.get(key)]["name"] in host_paths,
+              f"{where}: targets.kubernetes.{key} ({kube.get(key)}) should be a read-only hostPath mount")
+    incidents = cfg.get("incidents", {})
+    if incidents.get("enabled", True):
+        m = mounts.get(incidents.get("directory", "/var/lib/lockwatch/incidents"))
+        check(m is not None and "emptyDir" in volumes.get(m["name"], {}), f"{where}: the incident directory should be an emptyDir mount")
+    ring = memory_bytes(str(cfg.get("ring", {}).get("max_bytes", "32Mi")).replace("iB", "i")) or 0
+    corr = memory_bytes(str(cfg.get("analysis", {}).get("max_bytes", "32Mi")).replace("iB", "i")) or 0
+    max_targets = cfg.get("targets", {}).get("max", 64)
+    check(ring * max_targets <= 4 * (memory_bytes(res.get("limits", {}).get("memory")) or 0),
+          f"{where}: {max_targets} full rings of ring.max_bytes are far past the memory limit")
+
+    pod_labels = pod["metadata"].get("labels", {})
+    monitors = [d for _, d in all_docs if d.get("kind") == "PodMonitor"]
+    if check(len(monitors) == 1, f"{folder}: expected one PodMonitor"):
+        pm = monitors[0]
+        check(selects(pm["spec"]["selector"], pod_labels), f"{folder} PodMonitor: does not select the DaemonSet's pods")
+        eps = pm["spec"].get("podMetricsEndpoints", [])
+        ok = len(eps) == 1 and ports.get(eps[0].get("port")) == 9465
+        if check(ok, f"{folder} PodMonitor: the endpoint should be the agent's named port 9465, got {eps}"):
+            ep = eps[0]
+            check(ep.get("honorLabels") is True, f"{folder} PodMonitor: honorLabels must be true, or the JVMs' namespace/pod/container become exported_*")
+            dropped = [r for r in ep.get("relabelings", []) if r.get("action") == "labeldrop"]
+            check(any(re.fullmatch(r.get("regex", ""), name) for r in dropped for name in ("namespace", "pod", "container")),
+                  f"{folder} PodMonitor: the agent pod's namespace/pod/container target labels should be dropped")
+        bound = max_targets * SERIES_PER_TARGET + 2
+        check(pm["spec"].get("sampleLimit", 0) >= bound,
+              f"{folder} PodMonitor: sampleLimit {pm['spec'].get('sampleLimit')} below targets.max x {SERIES_PER_TARGET} + 2 = {bound}")
+    policies = [d for _, d in all_docs if d.get("kind") == "NetworkPolicy"]
+    for d in policies:
+        check(selects(d["spec"]["podSelector"], pod_labels), f"{folder} NetworkPolicy: does not select the agent's pods")
+        for rule in d["spec"].get("ingress", []):
+            check(rule.get("from") and rule.get("ports"), f"{folder} NetworkPolicy: a rule lets any peer or port in: {rule}")
+
+
 def main():
     source, binary = sys.argv[1], sys.argv[2]
     base = os.path.join(source, "deploy", "kubernetes")
@@ -269,7 +391,12 @@ def main():
     check(any(d.get("kind") == "PodMonitor" for _, d in variant_docs), "no-shared-pid: no PodMonitor")
     check_objects("deploy/kubernetes/no-shared-pid", variant_docs, variant_pod, source, relabels_run=True)
 
-    return report(f"kubernetes manifests: {sum(len(v) for v in top.values()) + sum(len(v) for v in variant.values())} documents ok")
+    agent = load_dir(os.path.join(base, "node-agent"))
+    check(agent, "deploy/kubernetes/node-agent holds no manifests")
+    check_node_agent("deploy/kubernetes/node-agent", agent, binary)
+
+    count = sum(len(v) for group in (top, variant, agent) for v in group.values())
+    return report(f"kubernetes manifests: {count} documents ok")
 
 
 if __name__ == "__main__":

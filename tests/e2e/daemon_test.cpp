@@ -80,7 +80,8 @@ TEST_CASE("run: a ReentrantLock pool - owners with the -l policy from the config
   const auto t = target("ReentrantLockPool");
   const std::string cls = "lock_class=\"java.util.concurrent.locks.ReentrantLock$NonfairSync\"";
   REQUIRE(eventually([&] {
-    return metric(d.metrics(), "lockwatch_lock_holder_observations_total", {t, cls, "holder_site=\"ConnectionPool.createConnection\""}).value_or(0) >= 1;
+    // Where the owner took the lock: the waiters' site, which is in its stack (it is busy below, in createConnection).
+    return metric(d.metrics(), "lockwatch_lock_holder_observations_total", {t, cls, "holder_site=\"ConnectionPool.borrow\""}).value_or(0) >= 1;
   }));
   CHECK(metric(d.metrics(), "lockwatch_lock_waiters", {t, "kind=\"park\"", cls, "site=\"ConnectionPool.borrow\""}).value_or(0) >= 4);
 }
@@ -257,4 +258,26 @@ TEST_CASE("run: a bad web config names file, line and column and the daemon does
   const auto missing = test::run_command({LOCKWATCH_BINARY, "run", "--listen", "127.0.0.1:0", "--web.config.file", (dir / "web.yaml").string()}, 30s);
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("TLS: cannot load the certificate " + (dir / "missing.crt").string()) != std::string::npos);
+}
+
+TEST_CASE("dump: the library scenarios start on JDK 17 and 25 and lockwatch dump reads each", "[e2e][jvm][libraries]") {
+  // A line of each one's raw dump that only the established state prints (not an analysis).
+  const std::vector<std::pair<std::string, std::string>> scenarios{
+      {"LogbackSyncAppender", "at ch.qos.logback.core.OutputStreamAppender.writeBytes("},
+      {"Log4j2SyncAppender", "- waiting to lock <"},
+      {"Pool2Exhausted", "at org.apache.commons.pool2.impl.LinkedBlockingDeque.takeFirst("},
+      {"NettyEventLoops", " (a CodecPluginClassLoader)"},
+      {"TomcatSyncCache", " (a ProductCache)"},
+  };
+  for (const std::string jdk : {"jdk17", "jdk25"}) {
+    for (const auto& [main_class, line] : scenarios) {
+      INFO(main_class << " on " << jdk);
+      auto jvm = start_library_jvm(jdk, main_class, {"60"});
+      if (!jvm) continue;  // skipped, with a warning
+      const auto r = test::run_command({lockwatch_binary(), "dump", "--pid", std::to_string(jvm->pid()), "--locks"}, 60s);
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+      CHECK(r.out.find(line) != std::string::npos);
+    }
+  }
 }

@@ -250,7 +250,8 @@ TEST_CASE("dashboard and alerts: every panel query has data, the hot-lock and BL
   std::vector<PanelQuery> queries;
   collect_queries(dashboard, *panels, queries);
   REQUIRE(queries.size() >= 15);
-  const std::map<std::string, std::string> vars{{"target", "MonitorContention"}, {"instance", lockwatch_address},
+  const std::map<std::string, std::string> vars{{"namespace", ".*"}, {"pod", ".*"},  // "All": a sidecar has neither label
+                                                {"target", "MonitorContention"}, {"instance", lockwatch_address},
                                                 {"__rate_interval", "5s"}, {"__interval", "1s"}, {"__range", "1m"}};
   for (const auto& q : queries) {
     const auto promql = substitute(q.expr, vars);

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "e2e_support.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -13,12 +22,55 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 std::unique_ptr<test::Child> start_jvm(const std::string& main_class, std::vector<std::string> flags) {
-  std::vector<std::string> argv{fs::path(LOCKWATCH_JDK17_HOME) / "bin" / "java", "-Xmx64m"};
+  return start_jvm_of(LOCKWATCH_JDK17_HOME, "jdk17", main_class, std::move(flags), {"300"});
+}
+
+std::unique_ptr<test::Child> start_jvm_of(const std::string& java_home, const std::string& classes,
+                                          const std::string& main_class, std::vector<std::string> flags,
+                                          std::vector<std::string> args) {
+  std::vector<std::string> argv{fs::path(java_home) / "bin" / "java", "-Xmx64m"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-cp", (fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk17").string(), main_class, "300"});
+  argv.insert(argv.end(), {"-cp", (fs::path(LOCKWATCH_SCENARIO_CLASSES) / classes).string(), main_class});
+  argv.insert(argv.end(), args.begin(), args.end());
   auto jvm = std::make_unique<test::Child>(argv);
-  REQUIRE(jvm->wait_for_line("READY", 60s));
+  REQUIRE(jvm->wait_for_line("READY", 120s));
   return jvm;
+}
+
+#ifndef LOCKWATCH_JDK25_HOME
+#define LOCKWATCH_JDK25_HOME ""
+#endif
+
+std::unique_ptr<test::Child> start_library_jvm(const std::string& jdk, const std::string& main_class,
+                                               std::vector<std::string> args, std::vector<std::string> flags) {
+  const std::string java_home = jdk == "jdk25" ? LOCKWATCH_JDK25_HOME : LOCKWATCH_JDK17_HOME;
+  const auto java = fs::path(java_home) / "bin" / "java";
+  const auto classes = fs::path(LOCKWATCH_SCENARIO_CLASSES) / (jdk + "-lib");
+  const auto classpath_file = classes / (main_class + ".classpath");
+  if (!fs::exists(java)) {
+    WARN("SKIPPED " << main_class << " on " << jdk << ": no JDK at '" << java_home << "'");
+    return nullptr;
+  }
+  if (!fs::exists(classpath_file)) {
+    WARN("SKIPPED " << main_class << " on " << jdk << ": not compiled (" << classpath_file
+                    << " is missing: its Debian jars are not installed, see compile_libraries.sh's output)");
+    return nullptr;
+  }
+  std::string jars = test::read_file(classpath_file);
+  while (!jars.empty() && (jars.back() == '\n' || jars.back() == '\r')) jars.pop_back();
+  // More heap than start_jvm's 64 MiB: Tomcat and Netty start inside these.
+  std::vector<std::string> argv{java.string(), "-Xmx128m"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-cp", classes.string() + ":" + jars, main_class});
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto jvm = std::make_unique<test::Child>(argv);
+  REQUIRE(jvm->wait_for_line("READY", 120s));
+  return jvm;
+}
+
+std::string lockwatch_binary() {
+  const char* other = std::getenv("LOCKWATCH_E2E_BINARY");
+  return other != nullptr && *other != '\0' ? other : LOCKWATCH_BINARY;
 }
 
 fs::path scratch(const std::string& name) {
@@ -29,7 +81,7 @@ fs::path scratch(const std::string& name) {
 }
 
 Daemon::Daemon(std::vector<std::string> args, bool capture_log) {
-  args.insert(args.begin(), {LOCKWATCH_BINARY, "run", "--listen", "127.0.0.1:0"});
+  args.insert(args.begin(), {lockwatch_binary(), "run", "--listen", "127.0.0.1:0"});
   proc = std::make_unique<test::Child>(args, capture_log);
   REQUIRE(proc->wait_for_line("/metrics", 30s));
   std::smatch m;
@@ -48,6 +100,73 @@ std::optional<double> metric(const std::string& text, const std::string& name, s
     if (all) sum = sum.value_or(0) + std::stod(line.substr(line.rfind(' ') + 1));
   }
   return sum;
+}
+
+TimedReply timed_get(std::uint16_t port, const std::string& path, std::chrono::milliseconds limit) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + limit;
+  const auto left_ms = [&] {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return ms < 0 ? 0 : static_cast<int>(ms);
+  };
+  TimedReply out;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return out;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string raw;
+  bool complete = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::poll(&p, 1, left_ms()) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+      const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+      if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+        std::array<char, 65536> buf{};
+        for (;;) {
+          pollfd r{fd, POLLIN, 0};
+          if (::poll(&r, 1, left_ms()) != 1) break;
+          const auto n = ::recv(fd, buf.data(), buf.size(), 0);
+          if (n == 0) complete = true;
+          if (n <= 0) break;
+          raw.append(buf.data(), static_cast<std::size_t>(n));
+        }
+      }
+    }
+  }
+  ::close(fd);
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto end = raw.find("\r\n\r\n");
+  if (!complete || end == std::string::npos || raw.size() < 12) return out;
+  out.reply.status = std::atoi(raw.substr(9, 3).c_str());
+  const auto head = raw.substr(0, end);
+  const auto type = head.find("\r\nContent-Type: ");
+  if (type != std::string::npos) out.reply.content_type = head.substr(type + 16, head.find("\r\n", type + 16) - type - 16);
+  out.reply.body = raw.substr(end + 4);
+  if (head.find("\r\nTransfer-Encoding: chunked") != std::string::npos) {
+    std::string body;
+    for (std::size_t at = 0; at < out.reply.body.size();) {
+      const auto eol = out.reply.body.find("\r\n", at);
+      if (eol == std::string::npos) break;
+      const auto size = std::strtoul(out.reply.body.substr(at, eol - at).c_str(), nullptr, 16);
+      if (size == 0) break;
+      body.append(out.reply.body, eol + 2, size);
+      at = eol + 2 + size + 2;
+    }
+    out.reply.body = std::move(body);
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> peak_rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("VmHWM:")) return std::strtoull(line.c_str() + 6, nullptr, 10);
+  return std::nullopt;
 }
 
 bool eventually(const std::function<bool()>& ok, std::chrono::seconds timeout) {

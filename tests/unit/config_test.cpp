@@ -84,7 +84,7 @@ TEST_CASE("config: defaults suit a sidecar and pass their own checks", "[config]
   CHECK(c.analysis.stuck_samples == 3);
   CHECK(c.analysis.neighbour_window == 1);
   CHECK(c.analysis.event_loop_pools ==
-        std::vector<std::string>{"reactor-http-nio-*", "nioEventLoopGroup-*", "vert.x-eventloop-thread-*"});
+        std::vector<std::string>{"reactor-http-nio-*", "reactor-http-epoll-*", "nioEventLoopGroup-*", "epollEventLoopGroup-*", "multiThreadIoEventLoopGroup-*", "vert.x-eventloop-thread-*", "XNIO-* I/O-*"});
   CHECK(c.incidents.enabled);
   CHECK(c.incidents.directory == "/var/lib/lockwatch/incidents");
   CHECK(c.incidents.blocked_threshold == 20);
@@ -115,6 +115,10 @@ backend: jstack
 jstack_path: /opt/jdk/bin/jstack
 max_concurrent_dumps: 4
 locks: {every: 10}
+attach:
+  as: self
+  idle_uid: 4000
+  idle_gid: 4001
 limits:
   max_reply_bytes: 8MiB
   max_threads: 9000
@@ -124,6 +128,9 @@ targets:
   match: "-jar shop\\.jar"
   rescan: 1m
   max: 7
+  kubernetes:
+    pod_logs: /var/log/pods
+    container_logs: /var/log/containers
 ring:
   samples: 120
   max_bytes: 512KiB
@@ -137,6 +144,8 @@ incidents:
   enabled: false
   directory: /tmp/incidents
   blocked_threshold: 0
+  park_threshold: 7
+  resource_threshold: 0
   contended_enters_per_second: 5000
   burst_count: 3
   burst_interval: 2s
@@ -154,6 +163,10 @@ log:
   CHECK(c.limits.max_threads == 9000);
   CHECK(c.limits.max_line_bytes == 4 * config::KiB);
   CHECK(c.targets.max == 7);
+  CHECK(c.targets.kubernetes.pod_logs == "/var/log/pods");
+  CHECK(c.targets.kubernetes.container_logs == "/var/log/containers");
+  CHECK(c.attach.idle_uid == 4000);
+  CHECK(c.attach.idle_gid == 4001);
   CHECK(c.analysis.max_bytes == 2 * config::MiB);
   CHECK(c.http.max_connections_per_client == 3);
   CHECK(c.http.header_timeout == 1500ms);
@@ -176,6 +189,8 @@ log:
   CHECK_FALSE(c.incidents.enabled);
   CHECK(c.incidents.directory == "/tmp/incidents");
   CHECK(c.incidents.blocked_threshold == 0);
+  CHECK(c.incidents.park_threshold == 7);
+  CHECK(c.incidents.resource_threshold == 0);
   CHECK(c.incidents.contended_enters_per_second == 5000);
   CHECK(c.incidents.burst_count == 3);
   CHECK(c.incidents.burst_interval == 2s);
@@ -184,6 +199,25 @@ log:
   CHECK(c.http.max_connections == 8);
   CHECK(c.http.request_timeout == 30s);
   CHECK(c.log.level == config::LogLevel::debug);
+}
+
+TEST_CASE("config: attach.as target and the node agent's Kubernetes keys, with their checks", "[config]") {
+  CHECK(loaded("attach: {as: target}\n").attach.as == config::AttachAs::target);
+  CHECK(loaded("attach: {as: self}\n").attach.as == config::AttachAs::self);
+  CHECK(error_of("attach:\n  as: root\n") == "2:7: attach.as: expected one of self, target, got 'root'");
+  CHECK(error_of("attach:\n  idle_uid: 0\n") == "2:13: attach.idle_uid: must be between 1 and 4294967294, got 0");
+  // The jstack tool runs as lockwatch: it cannot take each JVM's ids.
+  CHECK(error_of("backend: jstack\nattach:\n  as: target\n") ==
+        "3:7: attach.as: target needs backend attach: the jstack tool would run with lockwatch's own ids");
+  CHECK(error_of("targets:\n  kubernetes:\n    pod_logs: var/log/pods\n") ==
+        "3:15: targets.kubernetes.pod_logs: must be an absolute path (the kubelet's /var/log/pods, mounted read-only)");
+  CHECK(error_of("targets:\n  kubernetes:\n    container_logs: /var/log/containers\n") ==
+        "3:21: targets.kubernetes.container_logs: names containers of the pods that targets.kubernetes.pod_logs names: "
+        "set pod_logs too");
+  const auto summary = config::summary(loaded("attach: {as: target}\ntargets:\n  kubernetes: {pod_logs: /var/log/pods}\n"));
+  CHECK(summary.find("attach as each target (idle uid 65534 gid 65534)") != std::string::npos);
+  CHECK(summary.find("Kubernetes labels from /var/log/pods") != std::string::npos);
+  CHECK(config::summary(Config{}).find("attach as") == std::string::npos);  // the sidecar's summary is unchanged
 }
 
 TEST_CASE("config: lock policy spellings, booleans and empty lists", "[config]") {

@@ -71,7 +71,7 @@ TargetMetrics full(const std::string& target) {
   latest.lock_waiters = {{monitor("Inventory"), 3}};
   latest.deadlocked_threads = 2;
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 3}, {"RUNNABLE", 5}}}};
-  latest.event_loop_blocked = {{"reactor-http-nio-N", 1}};
+  latest.event_loop_blocked = {{"reactor-http-nio-N", {{"BLOCKED", 1}}}};
   m.latest = latest;
   m.perf = {40, 1234, 567, 0.75};
   m.ring_samples = 4;
@@ -251,6 +251,45 @@ TEST_CASE("exporter: remove() drops every series of the target and no other", "[
   again.totals.samples = {{"ok", 1}};
   e.update(again);
   CHECK(value(e.render(), "lockwatch_samples_total{result=\"ok\",target=\"a\"}") == 1);
+}
+
+TEST_CASE("exporter: Kubernetes labels on every series of a placed target, none on the others", "[export]") {
+  Exporter e({});
+  auto placed = full("Shop");
+  placed.kubernetes = {"shop", "shop-7d9f8c6b5-x2v4q", "app"};
+  e.update(placed);
+  auto unplaced = full("Batch");
+  unplaced.kubernetes = {"batch", "report-1", ""};  // the log tree did not name the container
+  e.update(unplaced);
+  e.update(full("Sidecar"));
+  const auto text = e.render();
+  const std::string where = "namespace=\"shop\",pod=\"shop-7d9f8c6b5-x2v4q\"";
+  // Every series of the target carries all three, in the registry's (alphabetical) label order.
+  CHECK(lines_with(text, "target=\"Shop\"") > 40);
+  CHECK(lines_with(text, "target=\"Shop\"") == lines_with(text, "container=\"app\""));
+  CHECK(lines_with(text, "target=\"Shop\"") == lines_with(text, where));
+  CHECK(value(text, "lockwatch_lock_waiters{container=\"app\",kind=\"monitor\",lock_class=\"Inventory\"," + where +
+                        ",site=\"Inventory.run\",target=\"Shop\"}") == 3);
+  // An unknown value is no label, not an empty one; a target without any has none of them.
+  CHECK(value(text, "lockwatch_target_up{namespace=\"batch\",pod=\"report-1\",target=\"Batch\"}") == 1);
+  CHECK(value(text, "lockwatch_target_up{target=\"Sidecar\"}") == 1);
+  CHECK(lines_with(text, "container=\"\"") == 0);
+  // The daemon-wide families stay without them; the bound per target does not change.
+  CHECK(lines_with(text, "lockwatch_build_info{version=") == 1);
+  CHECK(lines_with(text, "target=\"Shop\"") == lines_with(text, "target=\"Sidecar\""));
+
+  // Labels found later (the pod's log directory appeared): the old series go, new ones come with
+  // the totals so far, and the counters carry on from there.
+  auto later = full("Sidecar");
+  later.kubernetes = {"web", "frontend-0", "app"};
+  e.update(later);
+  const auto relabelled = e.render();
+  CHECK(lines_with(relabelled, "target=\"Sidecar\"") == lines_with(relabelled, "pod=\"frontend-0\""));
+  CHECK(value(relabelled, "lockwatch_samples_total{container=\"app\",namespace=\"web\",pod=\"frontend-0\",result=\"ok\","
+                          "target=\"Sidecar\"}") == 3);
+  // Removing the target by its label removes its placed series too.
+  e.remove("Shop");
+  CHECK(lines_with(e.render(), "target=\"Shop\"") == 0);
 }
 
 TEST_CASE("exporter: hostile label values are sanitized and escaped", "[export]") {

@@ -47,6 +47,8 @@ Values as_values(const Totals& totals) {
   return values;
 }
 
+std::string sanitized(const std::string& value) { return value.empty() ? value : sanitize_label_value(value); }
+
 template <class N>
 Values single(N value) { return {{LabelValues{}, static_cast<double>(value)}}; }
 
@@ -56,7 +58,8 @@ Values if_present(const std::optional<N>& value) { return value ? single(*value)
 // One target's series plus the top-K state of its bounded families.
 class TargetState {
  public:
-  TargetState(const std::string& target, PrometheusRegistry& registry, std::size_t k) : series_(target, registry), k_(k) {}
+  TargetState(const std::string& target, const KubernetesLabels& where, PrometheusRegistry& registry, std::size_t k)
+      : series_(target, where, registry), where_(where), k_(k) {}
 
   void count_bounded(Family f, const Totals& totals) {
     auto& slots = slots_.try_emplace(f, k_, fold_rule(f)).first->second;
@@ -64,9 +67,11 @@ class TargetState {
   }
   void show_bounded(Family f, const Totals& values) { series_.show(f, as_values(cap_gauges(values, k_, fold_rule(f)))); }
   TargetSeries& series() { return series_; }
+  const KubernetesLabels& where() const { return where_; }
 
  private:
   TargetSeries series_;
+  KubernetesLabels where_;
   std::size_t k_;
   std::map<Family, StickySlots> slots_;
 };
@@ -94,7 +99,7 @@ void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
   t.show_bounded(Family::threads, named_rows(l.threads_by_state));
   t.show_bounded(Family::lock_waiters, lock_rows(l.lock_waiters));
   t.show_bounded(Family::pool_threads, pool_rows(l.pool_threads));
-  t.show_bounded(Family::event_loop_blocked, named_rows(l.event_loop_blocked));
+  t.show_bounded(Family::event_loop_blocked, pool_rows(l.event_loop_blocked));
   t.series().show(Family::deadlocked_threads, latest ? single(l.deadlocked_threads) : Values{});
 }
 
@@ -125,8 +130,14 @@ ExporterOptions checked(ExporterOptions options) {
 struct Exporter::Impl {
   explicit Impl(ExporterOptions o) : options(std::move(o)), registry(options.duration_buckets) {}
 
-  TargetState& target(const std::string& label) {
-    return targets.try_emplace(label, label, registry, options.top_k).first->second;
+  // A target whose Kubernetes labels became known (or changed) gets new series: the old ones
+  // go, and its counters start again from its totals under the new label set.
+  TargetState& target(const std::string& label, const KubernetesLabels& where) {
+    if (auto it = targets.find(label); it != targets.end() && it->second.where() != where) {
+      it->second.series().remove_all();
+      targets.erase(it);
+    }
+    return targets.try_emplace(label, label, where, registry, options.top_k).first->second;
   }
 
   ExporterOptions options;
@@ -150,7 +161,9 @@ Exporter::~Exporter() = default;
 
 void Exporter::update(const TargetMetrics& metrics) {
   const std::lock_guard lock(impl_->mutex);
-  auto& t = impl_->target(sanitize_label_value(metrics.target));
+  const auto& k = metrics.kubernetes;
+  auto& t = impl_->target(sanitize_label_value(metrics.target),
+                          {sanitized(k.namespace_name), sanitized(k.pod), sanitized(k.container)});
   publish_sampling(t, metrics);
   publish_locks(t, metrics.totals);
   publish_latest(t, metrics.latest);

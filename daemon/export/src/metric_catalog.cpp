@@ -21,7 +21,7 @@ std::vector<std::string> java_states() {
 }
 
 LabelSpec varying(std::string name) { return {std::move(name), {}}; }
-LabelSpec kind() { return {"kind", {"monitor", "park"}}; }
+LabelSpec kind() { return {"kind", {"monitor", "park", "resource"}}; }
 LabelSpec state() { return {"state", java_states()}; }
 
 std::array<FamilySpec, family_count> make_catalog() {
@@ -59,10 +59,11 @@ std::array<FamilySpec, family_count> make_catalog() {
        "Threads of a pool (thread names with their closing number replaced by N) per state in the thread dump "
        "of lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Pools past the top "
        "K of the target are summed into pool=other."},
-      {event_loop_blocked, "lockwatch_event_loop_blocked_threads", gauge, {varying("pool")},
-       "BLOCKED threads of an event-loop pool (analysis.event_loop_pools; such a thread must never block) in the "
-       "thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time; absent "
-       "when none is blocked."},
+      {event_loop_blocked, "lockwatch_event_loop_blocked_threads", gauge, {varying("pool"), state()},
+       "Stalled threads of an event-loop pool (analysis.event_loop_pools; such a thread must never wait): "
+       "BLOCKED, or WAITING/TIMED_WAITING for a lock or a resource rather than in its selector, by state, in "
+       "the thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time; "
+       "absent when none is stalled."},
       {samples, "lockwatch_samples_total", counter,
        {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed", "too_large", "untrusted"}}},
        "Thread dumps attempted by lockwatch's own periodic sampling, by outcome; not counted at scrape time."},
@@ -136,9 +137,14 @@ FoldRule fold_rule(Family f) {
   return FoldRule(std::move(closed));
 }
 
-SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values) {
+SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values, const KubernetesLabels& where) {
   SeriesLabels labels;
-  if (!daemon_wide(f)) labels.emplace("target", target);
+  if (!daemon_wide(f)) {
+    labels.emplace("target", target);
+    for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"namespace", &where.namespace_name},
+                                      {"pod", &where.pod}, {"container", &where.container}})
+      if (!value->empty()) labels.emplace(name, *value);
+  }
   const auto& names = spec(f).labels;
   for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) labels.emplace(names[i].name, values[i]);
   return labels;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lockwatch/export/label_slots.hpp"
+#include "lockwatch/export/target_metrics.hpp"
 
 namespace lockwatch::exporter {
 
@@ -67,6 +68,9 @@ FoldRule fold_rule(Family f);
 
 /// Every label of one series, by name: what the registry is keyed by.
 using SeriesLabels = std::map<std::string, std::string>;
-SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values);
+/// `target` and, when known, `namespace`, `pod` and `container` (values already sanitized) on
+/// every family but the daemon-wide ones, then the family's own labels.
+SeriesLabels series_labels(Family f, const std::string& target, const LabelValues& values,
+                           const KubernetesLabels& where = {});
 
 }  // namespace lockwatch::exporter

@@ -16,7 +16,8 @@ namespace lockwatch::exporter {
 
 class TargetSeries {
  public:
-  TargetSeries(std::string target, PrometheusRegistry& registry) : target_(std::move(target)), registry_(&registry) {}
+  TargetSeries(std::string target, KubernetesLabels where, PrometheusRegistry& registry)
+      : target_(std::move(target)), where_(std::move(where)), registry_(&registry) {}
 
   /// Each counter becomes its total where that is above what it shows; it never goes down.
   void count(Family f, const std::map<LabelValues, double>& totals);
@@ -28,9 +29,10 @@ class TargetSeries {
   void remove_all();
 
  private:
-  SeriesLabels labels(Family f, const LabelValues& values) const { return series_labels(f, target_, values); }
+  SeriesLabels labels(Family f, const LabelValues& values) const { return series_labels(f, target_, values, where_); }
 
   std::string target_;
+  KubernetesLabels where_;
   PrometheusRegistry* registry_;
   std::map<Family, std::map<LabelValues, double>> counted_;  // counters: the value each one shows
   std::map<Family, std::set<LabelValues>> shown_;            // gauges and histograms that exist

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "attach_preflight.hpp"
+#include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/attach_protocol.hpp"
 
 namespace lockwatch::sampling {
@@ -45,6 +46,12 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       if (!ec) self->finish(Outcome::timeout, "no complete reply within " + seconds(self->request_.timeout) +
                                                   " (a stopped or overloaded JVM?); the connection was closed");
     });
+    // With attach.as target every step that touches the JVM runs under its ids (act_as.hpp);
+    // otherwise this is a no-op and the steps run as lockwatch.
+    const auto status = proc_.status(request_.pid);
+    if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
+    const ActAs as({status->euid(), status->egid()});
+    if (!as) return finish(Outcome::attach_refused, as.error());
     auto found = detail::find_target(proc_, request_.pid);
     if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
     target_ = std::move(std::get<detail::Target>(found));
@@ -80,6 +87,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void check_listener() {
+    const ActAs as(jvm_ids());
+    if (!as) return finish(Outcome::attach_refused, as.error());
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
     auto* file = std::get_if<detail::SocketFile>(&state);
@@ -91,7 +100,9 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   // Through /proc/self/fd/N of the checked socket file, never by name: the target may
-  // rename another socket into place between the check and the connect.
+  // rename another socket into place between the check and the connect. Asio's reactive
+  // async_connect calls connect(2) before it returns, so the kernel records the credentials
+  // the JVM checks (SO_PEERCRED) while the caller's ActAs holds the JVM's ids.
   void connect(detail::SocketFile file) {
     socket_file_ = std::move(file);
     socket_.async_connect(asio::local::stream_protocol::endpoint(socket_file_.connect_path()),
@@ -105,6 +116,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void connect_failed(const error_code& ec) {
+    const ActAs as(jvm_ids());
+    if (!as) return finish(Outcome::attach_refused, as.error());
     // A JVM killed with SIGKILL leaves its socket behind, and a new JVM may reuse its pid:
     // treat the listener as missing, once, through the same checks as a missing socket.
     if (ec == asio::error::connection_refused && !stale_inode_ && !signalled_) {
@@ -182,9 +195,14 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void remove_trigger() {
-    if (trigger_) detail::remove_trigger(target_, *trigger_);
+    if (trigger_) {
+      const ActAs as(jvm_ids());
+      if (as) detail::remove_trigger(target_, *trigger_);
+    }
     trigger_.reset();
   }
+
+  Ids jvm_ids() const { return {target_.status.euid(), target_.status.egid()}; }
 
   void finish(Outcome outcome, std::string error) {
     if (finished_) return;

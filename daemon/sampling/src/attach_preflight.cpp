@@ -75,8 +75,13 @@ std::optional<Refusal> check_peer(int socket_fd, const Target& t) {
   if (::getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0)
     return untrusted("cannot read the peer credentials of " + t.socket_path() + ": " + std::strerror(errno));
   // The JVM's attach listener thread called listen(): its pid is the JVM's (the thread
-  // group), as seen from our PID namespace; 0 when the listener is outside it.
-  if (peer.pid != t.pid || peer.uid != t.status.euid() || peer.gid != t.status.egid())
+  // group), as seen from our PID namespace; 0 when the listener is outside it. That is the
+  // no-shared-PID sidecar's very shape (docs/deployment.md): the target is lockwatch itself,
+  // pid 1 of its own namespace, whose /tmp is the volume shared with the JVM's container - the
+  // JVM's pid can never be seen there, and only its ids can be checked. Anywhere else a
+  // listener outside our namespace is refused.
+  const bool unseen_jvm = peer.pid == 0 && t.pid == static_cast<int>(::getpid());
+  if ((peer.pid != t.pid && !unseen_jvm) || peer.uid != t.status.euid() || peer.gid != t.status.egid())
     return untrusted(t.socket_path() + " is served by pid " + std::to_string(peer.pid) + " " + ids(peer.uid, peer.gid) +
                      ", not by the JVM (pid " + std::to_string(t.pid) + " " + ids(t.status.euid(), t.status.egid()) +
                      "): not reading its reply");

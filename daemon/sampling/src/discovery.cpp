@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
 
 namespace lockwatch::sampling {
@@ -39,9 +40,12 @@ std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid) {
   auto start = proc.start_time(pid);
   if (!status || !start) return std::nullopt;
   const int nspid = status->nspid > 0 ? status->nspid : pid;
+  const ActAs as({status->euid(), status->egid()});
+  if (!as) return std::nullopt;
   auto perfdata = locate_perfdata(proc.root(), pid, nspid);
   if (!perfdata) return std::nullopt;
-  return DiscoveredJvm{{pid, *start}, nspid, perfdata->path, perfdata->beneath_root, proc.cmdline(pid).value_or("")};
+  return DiscoveredJvm{{pid, *start}, nspid, perfdata->path, perfdata->beneath_root, proc.cmdline(pid).value_or(""),
+                       status->euid(), status->egid()};
 }
 
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter) {

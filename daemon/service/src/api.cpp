@@ -5,8 +5,10 @@
 #include <charconv>
 
 #include "daemon_impl.hpp"
+#include "lockwatch/config/units.hpp"
 #include "lockwatch/report/analyze_report.hpp"
 #include "lockwatch/report/json_writer.hpp"
+#include "pages.hpp"
 
 namespace lockwatch::service {
 namespace {
@@ -15,6 +17,19 @@ using http::Params;
 using http::Request;
 using http::Response;
 
+// targets.kubernetes: "kubernetes": {"namespace", "pod", "container", "error"}, only what is
+// known; absent without the switch.
+void write_pod(report::JsonWriter& w, const sampling::PodLookup& pod) {
+  if (!pod.labels && pod.error.empty()) return;
+  w.key("kubernetes").begin_object();
+  if (pod.labels) {
+    w.key("namespace").value(pod.labels->namespace_name).key("pod").value(pod.labels->pod);
+    if (!pod.labels->container.empty()) w.key("container").value(pod.labels->container);
+  }
+  if (!pod.error.empty()) w.key("error").value(pod.error);
+  w.end_object();
+}
+
 void write_target(report::JsonWriter& w, const Watched& t) {
   w.begin_object().key("target").value(t.label).key("pid").value(static_cast<std::uint64_t>(t.jvm.id.pid));
   w.key("start_time").value(t.jvm.id.start_time).key("cmdline").value(t.jvm.cmdline);
@@ -22,7 +37,9 @@ void write_target(report::JsonWriter& w, const Watched& t) {
   const bool up = t.state.last_outcome() == sampling::Outcome::ok && t.state.ring().size() > 0;
   w.key("up").value(up).key("last_outcome").value(sampling::to_string(t.state.last_outcome()));
   w.key("last_error").value(t.state.last_error()).key("samples").value(static_cast<std::uint64_t>(t.state.ring().size()));
-  w.key("ring_bytes").value(t.state.ring().bytes()).end_object();
+  w.key("ring_bytes").value(t.state.ring().bytes());
+  write_pod(w, t.pod);
+  w.end_object();
 }
 
 void write_sample(report::JsonWriter& w, const store::SampleInfo& s) {
@@ -122,6 +139,31 @@ void Daemon::Impl::add_routes() {
     if (!last) return http::bad_request("samples takes a number");
     return http::text_response(s.ring().collapsed(state == r.query.end() ? "" : state->second, *last));
   }));
+  add_page_routes();
+}
+
+// The pages for people (pages.cpp builds them): the live view, its two assets, the incidents.
+void Daemon::Impl::add_page_routes() {
+  router.add("/", [this](const Request& r, const Params&) {
+    std::vector<std::shared_ptr<Watched>> watched;
+    for (const auto& [key, t] : targets) watched.push_back(t);
+    pages::LiveSettings live{config.incidents.directory, config::format_duration(config.interval), settings.version};
+    return on_api_thread([watched = std::move(watched), r, live = std::move(live)] { return pages::live_page(watched, r, live); });
+  });
+  router.add("/assets/lockwatch.css", [](const Request&, const Params&) {
+    return Response{200, "text/css; charset=utf-8", std::string(page::stylesheet())};
+  });
+  router.add("/assets/lockwatch.js", [](const Request&, const Params&) {
+    return Response{200, "text/javascript; charset=utf-8", std::string(page::script())};
+  });
+  auto incident = [this](const Params& p, std::string file) {
+    return on_api_thread([dir = std::filesystem::path(config.incidents.directory), name = p.at("incident"), file = std::move(file),
+                          options = target_settings().correlator, version = settings.version] {
+      return pages::incident_response(dir, name, file, options, version);
+    });
+  };
+  router.add("/incidents/{incident}/", [incident](const Request&, const Params& p) { return incident(p, ""); });
+  router.add("/incidents/{incident}/{file}", [incident](const Request&, const Params& p) { return incident(p, p.at("file")); });
 }
 
 }  // namespace lockwatch::service

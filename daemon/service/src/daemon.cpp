@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <set>
+#include <stdexcept>
 
+#include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
 #include "lockwatch/sampling/jstack_source.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
@@ -52,7 +54,8 @@ http::ServerOptions server_options(const config::Config& c) {
 }
 
 IncidentPolicy incident_policy(const config::IncidentSettings& s) {
-  return {s.enabled, s.directory, s.blocked_threshold, static_cast<double>(s.contended_enters_per_second),
+  return {s.enabled, s.directory, s.blocked_threshold, s.park_threshold, s.resource_threshold,
+          static_cast<double>(s.contended_enters_per_second),
           s.burst_count, s.burst_interval, s.min_interval, s.max_bytes};
 }
 
@@ -86,6 +89,7 @@ Daemon::Impl::Impl(DaemonSettings s)
 
 void Daemon::Impl::start() {
   server.start();
+  if (config.attach.as == config::AttachAs::target) start_acting_as_targets();
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
   wait_signal();
   log::info("lockwatch started", {{"version", settings.version}, {"config", config::summary(config)}});
@@ -111,6 +115,17 @@ void Daemon::Impl::shutdown() {
   signals.cancel(ignored);
   rescan_timer.cancel();
   beat_timer.cancel();
+}
+
+// From here on every thread runs as the idle ids; this one (the io thread, which samples) keeps
+// CAP_SETUID and CAP_SETGID in its permitted set only, the processing and API threads - which
+// parse what targets send - nothing at all (sampling/act_as.hpp).
+void Daemon::Impl::start_acting_as_targets() {
+  if (auto error = sampling::start_acting_as_targets({config.attach.idle_uid, config.attach.idle_gid}); !error.empty())
+    throw std::runtime_error(error);
+  for (auto* pool : {&worker, &api}) asio::post(*pool, [] { sampling::drop_thread_capabilities(); });
+  log::info("attaching as each target", {{"idle_uid", std::to_string(config.attach.idle_uid)},
+                                         {"idle_gid", std::to_string(config.attach.idle_gid)}});
 }
 
 // Liveness of the daemon itself: the processing thread answers a post within a second.
@@ -148,6 +163,7 @@ void Daemon::Impl::discover() {
     if (targets.size() >= config.targets.max) ++skipped;
     else add_target(jvm);
   }
+  relabel_pods();
   exporter.set_targets_skipped(skipped);
   std::uint64_t suppressed = 0;
   if (skipped > 0 && target_limit_log.allow(std::chrono::steady_clock::now(), suppressed))
@@ -166,6 +182,7 @@ void Daemon::Impl::add_target(const sampling::DiscoveredJvm& jvm) {
   for (const auto& [key, w] : targets) used.insert(w->label);
   for (int n = 2; used.count(label); ++n) label = target_label(jvm.cmdline) + "-" + std::to_string(n);
   auto w = std::make_shared<Watched>(next_key++, jvm, label, target_settings());
+  label_pod(*w);
   targets.emplace(w->key, w);
   scheduler.add(w->key, jvm.id.pid, schedule(), 0ms);
   log::info("target added", {{"target", label}, {"pid", std::to_string(jvm.id.pid)}, {"cmdline", jvm.cmdline.substr(0, 200)}});
@@ -181,6 +198,43 @@ void Daemon::Impl::remove_target(sampling::TargetKey key) {
   asio::post(worker, [self = shared_from_this(), w] { self->exporter.remove(w->label); });
 }
 
+// targets.kubernetes: the pod and container from the JVM's cgroup and the kubelet's log tree.
+// A JVM that cannot be placed keeps its target label and says why (/api/v1/targets, a log
+// line at most once a minute); a pod whose log directory is not there yet is looked up again
+// at every rescan.
+void Daemon::Impl::label_pod(Watched& w) {
+  const auto& k = config.targets.kubernetes;
+  if (k.pod_logs.empty()) return;
+  auto found = sampling::lookup_pod(settings.proc_root, w.jvm.id.pid, sampling::PodLogTree(k.pod_logs, k.container_logs));
+  std::lock_guard lock(w.mu);
+  if (found.labels == w.pod.labels && found.error == w.pod.error) return;
+  w.pod = std::move(found);
+  std::uint64_t suppressed = 0;
+  if (!w.pod.error.empty() && pod_label_log.allow(std::chrono::steady_clock::now(), suppressed))
+    log::warn("kubernetes labels incomplete", {{"target", w.label}, {"pid", std::to_string(w.jvm.id.pid)},
+                                               {"reason", w.pod.error}, {"suppressed", std::to_string(suppressed)}});
+  else if (w.pod.error.empty() && w.pod.labels)
+    log::info("kubernetes labels", {{"target", w.label}, {"namespace", w.pod.labels->namespace_name},
+                                    {"pod", w.pod.labels->pod}, {"container", w.pod.labels->container}});
+}
+
+void Daemon::Impl::relabel_pods() {
+  for (const auto& [key, w] : targets) {
+    bool retry = false;
+    {
+      std::lock_guard lock(w->mu);
+      retry = w->pod.retry;
+    }
+    if (retry) label_pod(*w);
+  }
+}
+
+exporter::TargetMetrics Daemon::Impl::metrics_of(Watched& w) {
+  auto m = w.state.take_metrics();
+  if (w.pod.labels) m.kubernetes = {w.pod.labels->namespace_name, w.pod.labels->pod, w.pod.labels->container};
+  return m;
+}
+
 void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done) {
   if (config.backend == config::Backend::jstack) {
     const auto path = config.jstack_path.empty() ? sampling::find_jstack() : config.jstack_path;
@@ -193,12 +247,14 @@ void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<v
 void Daemon::Impl::on_tick(sampling::TargetKey key) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
+  const sampling::ActAs as({w->jvm.uid, w->jvm.gid});  // attach.as target: the JVM's hsperfdata directory is 0700
+  if (!as) return;
   auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root);
   if (!data) return;
   asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
     std::lock_guard lock(w->mu);
     w->state.add_perf(counters, now);
-    self->exporter.update(w->state.take_metrics());
+    self->exporter.update(metrics_of(*w));
   });
 }
 
@@ -221,7 +277,7 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   w->state.set_scheduler_counts(missed);
   log_outcome(*w, event);
   follow_incident(w, event);
-  exporter.update(w->state.take_metrics());
+  exporter.update(metrics_of(*w));
   // Parsing a dump allocates and frees megabytes; glibc keeps freed pages unless asked,
   // and a sidecar's memory limit counts them.
   ::malloc_trim(0);
@@ -296,11 +352,14 @@ void Daemon::Impl::reload() {
 
 void Daemon::Impl::apply(const config::Config& c) {
   if (c.listen != config.listen) log::warn("listen address changes need a restart", {{"listen", config.listen}});
+  if (c.attach != config.attach) log::warn("attach changes need a restart", {{"attach.as", std::string(config::to_string(config.attach.as))}});
   if (c.max_concurrent_dumps != config.max_concurrent_dumps)
     log::warn("max_concurrent_dumps changes need a restart", {{"max_concurrent_dumps", std::to_string(config.max_concurrent_dumps)}});
   const auto keep_listen = config.listen;
+  const auto keep_attach = config.attach;
   config = c;
   config.listen = keep_listen;
+  config.attach = keep_attach;
   match = compile(config.targets.match);
   log::set_level(log_level(config.log.level));
   for (const auto& [key, w] : targets) scheduler.update(key, schedule());

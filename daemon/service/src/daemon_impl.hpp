@@ -18,6 +18,7 @@
 #include "lockwatch/http/server.hpp"
 #include "lockwatch/sampling/asio.hpp"
 #include "lockwatch/sampling/discovery.hpp"
+#include "lockwatch/sampling/pod_identity.hpp"
 #include "lockwatch/sampling/scheduler.hpp"
 #include "lockwatch/service/daemon.hpp"
 #include "lockwatch/service/incident.hpp"
@@ -42,6 +43,7 @@ struct Watched {
   double last_incident = -1e18;
   log::RateLimit failure_log{std::chrono::minutes(1)};
   bool logged_failing = false;
+  sampling::PodLookup pod;   // targets.kubernetes: its namespace, pod and container, or why not
 };
 
 struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
@@ -54,6 +56,11 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void discover();
   void add_target(const sampling::DiscoveredJvm& jvm);
   void remove_target(sampling::TargetKey key);
+  void label_pod(Watched& w);
+  void relabel_pods();
+  void start_acting_as_targets();
+  /// The exporter's input for `w` (its mutex held): the state's metrics with its pod's labels.
+  static exporter::TargetMetrics metrics_of(Watched& w);
   void on_tick(sampling::TargetKey key);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, const std::string& source);
@@ -71,6 +78,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
 
   // api.cpp
   void add_routes();
+  void add_page_routes();  // `/`, its assets, /incidents/...
   /// A deferred response computed on the API thread; 503 when max_api_pending wait already.
   http::Response on_api_thread(std::function<http::Response()> work);
 
@@ -83,6 +91,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   static constexpr int max_api_pending = 16;
   std::atomic<int> api_pending{0};
   log::RateLimit target_limit_log{std::chrono::minutes(1)};
+  log::RateLimit pod_label_log{std::chrono::minutes(1)};  // targets without Kubernetes labels
   exporter::Exporter exporter;
   sampling::Scheduler scheduler;
   http::Router router;

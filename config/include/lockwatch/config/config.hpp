@@ -28,6 +28,13 @@ struct LockPolicy {
   bool operator==(const LockPolicy&) const = default;
 };
 
+/// The node agent: Kubernetes labels for each JVM from what the node has, never the API.
+struct KubernetesSettings {
+  std::string pod_logs;        // the kubelet's /var/log/pods (empty: no Kubernetes labels)
+  std::string container_logs;  // its /var/log/containers (optional): container ids to names
+  bool operator==(const KubernetesSettings&) const = default;
+};
+
 struct TargetSettings {
   std::vector<int> pids;    // only these processes (empty: no pid filter)
   std::string match;        // ECMAScript regex searched in the command line (empty: no filter)
@@ -35,7 +42,21 @@ struct TargetSettings {
   // Watched at once. Known targets are never displaced: a container that forks processes
   // with hsperfdata files cannot push the real JVM out, only fail to add more.
   std::uint32_t max = 64;
+  KubernetesSettings kubernetes;
   bool operator==(const TargetSettings&) const = default;
+};
+
+/// Whose ids lockwatch attaches with. `self`: its own (a sidecar as the JVM's user). `target`:
+/// each JVM's own effective uid and gid, taken by the sampling thread around the calls that
+/// touch that JVM (a node agent watching every user's JVMs; needs uid 0 with CAP_SETUID and
+/// CAP_SETGID only, and runs as idle_uid:idle_gid in between).
+enum class AttachAs { self, target };
+
+struct AttachSettings {
+  AttachAs as = AttachAs::self;
+  std::uint32_t idle_uid = 65534;  // nobody
+  std::uint32_t idle_gid = 65534;  // nogroup
+  bool operator==(const AttachSettings&) const = default;
 };
 
 struct RingSettings {
@@ -48,7 +69,10 @@ struct AnalysisSettings {
   std::uint32_t top_k = 20;  // label sets per metric family and target before "other"
   std::uint32_t stuck_samples = 3;
   std::uint32_t neighbour_window = 1;
-  std::vector<std::string> event_loop_pools{"reactor-http-nio-*", "nioEventLoopGroup-*", "vert.x-eventloop-thread-*"};
+  // Reactor Netty, Netty NIO / epoll / 4.2, Vert.x, Undertow's XNIO I/O threads.
+  std::vector<std::string> event_loop_pools{"reactor-http-nio-*",   "reactor-http-epoll-*",          "nioEventLoopGroup-*",
+                                            "epollEventLoopGroup-*", "multiThreadIoEventLoopGroup-*", "vert.x-eventloop-thread-*",
+                                            "XNIO-* I/O-*"};
   std::uint64_t max_bytes = 32 * MiB;  // per target: the correlator's memory, oldest samples go first
   bool operator==(const AnalysisSettings&) const = default;
 };
@@ -57,6 +81,8 @@ struct IncidentSettings {
   bool enabled = true;
   std::string directory = "/var/lib/lockwatch/incidents";
   std::uint32_t blocked_threshold = 20;            // 0: no trigger on BLOCKED threads
+  std::uint32_t park_threshold = 20;               // 0: no trigger on threads parked on j.u.c. locks
+  std::uint32_t resource_threshold = 20;           // 0: no trigger on threads waiting for a resource
   std::uint64_t contended_enters_per_second = 0;   // 0: no trigger on hsperfdata counters
   std::uint32_t burst_count = 10;
   std::chrono::milliseconds burst_interval{100};
@@ -118,6 +144,7 @@ struct Config {
   std::string jstack_path;  // empty: $JAVA_HOME/bin/jstack, else PATH
   std::uint32_t max_concurrent_dumps = 2;
   LockPolicy locks;
+  AttachSettings attach;
   ReplyLimits limits;
   TargetSettings targets;
   RingSettings ring;
@@ -145,6 +172,8 @@ std::string_view to_string(LogLevel level);
 std::string to_string(const LockPolicy& policy);
 std::optional<Backend> parse_backend(std::string_view text);
 std::optional<LogLevel> parse_log_level(std::string_view text);
+std::string_view to_string(AttachAs as);  // "self", "target"
+std::optional<AttachAs> parse_attach_as(std::string_view text);
 std::string_view to_string(TlsVersion version);  // "TLS12", "TLS13"
 std::optional<TlsVersion> parse_tls_version(std::string_view text);
 std::string_view to_string(ClientAuth auth);  // "NoClientCert", "RequireAndVerifyClientCert"

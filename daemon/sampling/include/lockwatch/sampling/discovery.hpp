@@ -27,6 +27,8 @@ struct DiscoveredJvm {
   std::string perfdata_path;  // its hsperfdata file, seen through /proc/PID/root (for people)
   std::string perfdata_beneath_root;  // the same below the target's root: what is opened
   std::string cmdline;        // NULs as spaces
+  std::uint32_t uid = 0;      // its effective uid and gid when found: whose ids attach.as target takes
+  std::uint32_t gid = 0;
 };
 
 struct DiscoveryFilter {
@@ -35,7 +37,8 @@ struct DiscoveryFilter {
 };
 
 /// Every process under `proc_root` that has an hsperfdata file - a HotSpot JVM with
-/// PerfData on - and passes the filter, in pid order. Processes that vanish or cannot be
+/// PerfData on - and passes the filter, in pid order. With attach.as target each process's
+/// /tmp is looked at under its own ids (act_as.hpp); a root process is then never looked into. Processes that vanish or cannot be
 /// read while scanning are skipped. Never signals or connects to anything.
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter = {});
 
