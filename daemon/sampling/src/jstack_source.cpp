@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,7 +140,7 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   JstackJob(asio::io_context& io, const DumpRequest& request, std::string path,
             std::function<void(DumpResult)> done)
       : io_(io), strand_(asio::make_strand(io)), request_(request), path_(std::move(path)),
-        done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_) {}
+        done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_), reap_check_(strand_) {}
   JstackJob(const JstackJob&) = delete;
   JstackJob& operator=(const JstackJob&) = delete;
   // The dump is the target's text as the tool relays it: the same bound as an attach reply
@@ -159,6 +160,8 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   void on_stdout(const boost::system::error_code& ec, std::size_t n);
   void on_stderr(const boost::system::error_code& ec, std::size_t n);
   void on_exit(const std::error_code& ec);
+  void exit_ending(const std::error_code& ec);
+  void check_reaped();
   void on_deadline(const boost::system::error_code& ec);
   void abort(Stop why);
   void ending_done();
@@ -178,12 +181,16 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   std::function<void(DumpResult)> done_;
   bp::async_pipe out_pipe_, err_pipe_;
   asio::steady_timer deadline_;
+  asio::steady_timer reap_check_;    // the fallback when the SIGCHLD notice does not come
   bp::child child_;
   std::array<char, 64 * 1024> out_buf_{};
   std::array<char, 4 * 1024> err_buf_{};
   std::string out_, err_;
   bool err_truncated_ = false;
   std::atomic<bool> reaped_{false};  // set on Boost.Process's own strand, read on ours
+  bool exit_counted_ = false;         // the child's ending was counted (on our strand)
+  std::optional<int> own_status_;     // the exit status, when the fallback reaped the child itself
+  int reap_checks_ = 0;
   std::error_code wait_error_;
   Stop stop_ = Stop::none;
   int endings_left_ = 3;
@@ -294,9 +301,32 @@ void JstackJob::on_exit(const std::error_code& ec) {
   // Runs on Boost.Process's SIGCHLD strand, right after its waitpid: mark the pid as no longer
   // ours to signal at once, and continue on the job's strand.
   reaped_ = true;
-  asio::post(strand_, [self = shared_from_this(), ec] {
-    self->wait_error_ = ec;
-    self->ending_done();
+  asio::post(strand_, [self = shared_from_this(), ec] { self->exit_ending(ec); });
+}
+
+void JstackJob::exit_ending(const std::error_code& ec) {
+  if (std::exchange(exit_counted_, true)) return;  // counted once: by the notice or by the fallback
+  wait_error_ = ec;
+  ending_done();
+}
+
+// Boost.Process 1.74 learns of a child's exit from SIGCHLD; under load, with several threads
+// running the io_context, that notice was seen to get lost, leaving the dump waiting forever
+// with the child a zombie. Once both pipes are closed (or the deadline killed the child), the
+// job looks for itself every 500 ms, a bounded number of times.
+void JstackJob::check_reaped() {
+  reap_check_.expires_after(std::chrono::milliseconds(500));
+  reap_check_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->exit_counted_ || self->finished_) return;
+    int status = 0;
+    const pid_t r = self->reaped_ ? -1 : ::waitpid(self->child_.id(), &status, WNOHANG);
+    if (r == self->child_.id()) {
+      self->reaped_ = true;
+      self->own_status_ = status;
+      return self->exit_ending({});
+    }
+    if (r < 0 && (self->reaped_ || errno == ECHILD)) return;  // reaped by Boost.Process: its notice is on its way
+    if (++self->reap_checks_ < 40) self->check_reaped();
   });
 }
 
@@ -317,12 +347,14 @@ void JstackJob::abort(Stop why) {
 }
 
 void JstackJob::ending_done() {
-  if (--endings_left_ == 0) finish(classify());
+  if (--endings_left_ == 0) return finish(classify());
+  if (endings_left_ == 1 && !exit_counted_) check_reaped();  // both pipes closed, no exit notice yet
 }
 
 void JstackJob::finish(DumpResult result) {
   if (std::exchange(finished_, true)) return;
   deadline_.cancel();
+  reap_check_.cancel();
   result.elapsed = Clock::now() - started_;
   auto done = std::move(done_);
   done_ = nullptr;
@@ -344,7 +376,7 @@ DumpResult JstackJob::classify() {
   if (wait_error_)
     return failure(Outcome::io_error, "could not learn how jstack ended (waitpid: " + wait_error_.message() +
                                           "): is SIGCHLD ignored, or does other code reap all children?");
-  const int status = child_.native_exit_code();
+  const int status = own_status_ ? *own_status_ : child_.native_exit_code();
   if (WIFSIGNALED(status))
     return failure(Outcome::tool_failed, "jstack was killed by signal " + std::to_string(WTERMSIG(status)) +
                                              " before it finished (out of memory? a container limit?); stderr: " +
