@@ -335,7 +335,8 @@ TEST_CASE("lock graph: a JVM deadlock report with lead-in threads is the cycle i
           "\"b\":\n  waiting to lock monitor 0x1 (object 0xa0, a Account),\n  which is held by \"a\"\n\n"
           "Java stack information for the threads listed above:\n===================================================\n"
           "\"a\":\n\tat Bank.transfer(Bank.java:5)\n\nFound 1 deadlock.\n\n";
-  const auto g = analysis::build_lock_graph(dump_of(text));
+  const auto d = dump_of(text);
+  const auto g = analysis::build_lock_graph(d);
   REQUIRE(g.deadlocks.size() == 1);
   CHECK(g.deadlocks[0].threads.size() == 2);  // the cycle's threads, not the lead-in
   CHECK(g.deadlocks[0].found_in_graph);
@@ -347,7 +348,8 @@ TEST_CASE("lock graph: a JVM-reported deadlock keeps the names of threads missin
                            "\"gone-1\":\n  waiting to lock monitor 0x1 (object 0xa0, a Account),\n  which is held by \"gone-2\"\n"
                            "\"gone-2\":\n  waiting to lock monitor 0x2 (object 0xb0, a Account),\n  which is held by \"gone-1\"\n\n"
                            "Found 1 deadlock.\n\n";
-  const auto g = analysis::build_lock_graph(dump_of(thread_block("other", 5, "RUNNABLE", "\tat X.y(X.java:1)\n") + text));
+  const auto d = dump_of(thread_block("other", 5, "RUNNABLE", "\tat X.y(X.java:1)\n") + text);  // the graph's names are views into it
+  const auto g = analysis::build_lock_graph(d);
   REQUIRE(g.deadlocks.size() == 1);
   CHECK(g.deadlocks[0].reported_by_jvm);
   CHECK(g.deadlocks[0].threads.empty());
