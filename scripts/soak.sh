@@ -64,7 +64,10 @@ rss() { awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status"; }
 fds() { ls "/proc/$daemon/fd" | wc -l; }
 
 while [ "$(metric lockwatch_ring_samples)" -lt "$ring" ]; do sleep 1; done
-sleep 5  # one more incident or reload of the allocator's caches after the ring filled
+# The heap settles after the ring filled: one more incident, the correlator's first table
+# rebuilds. Three 60 s runs showed a one-time step of ~3 MiB within ~30 s of the ring filling
+# and a flat floor after it; measured from before the step, a short run would call it a leak.
+sleep 30
 # The ring keeps each header's numbers as varints, and `elapsed=` passes 163.84 s (2^14
 # hundredths) in the JVM's first minutes: one more byte per thread per dump, ~0.7 MB for this
 # ring - data, bounded by ring.max_bytes, not a leak. A long soak measures from after it.

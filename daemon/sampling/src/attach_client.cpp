@@ -111,6 +111,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
                             if (ec) return self->connect_failed(ec);
                             if (auto refusal = detail::check_peer(self->socket_.native_handle(), self->target_))
                               return self->finish(refusal->outcome, refusal->error);
+                            self->release_paths();
                             self->send_request();
                           });
   }
@@ -192,6 +193,13 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     return " (a JVM accepts attach only from its own uid and gid or root: it runs as uid " +
            std::to_string(target_.status.euid()) + " gid " + std::to_string(target_.status.egid()) +
            ", lockwatch as " + our_ids() + ")";
+  }
+
+  // Connected: the socket file's descriptor and the JVM's /tmp are no longer needed (the
+  // trigger is gone by now), so a dump holds one descriptor while the reply streams.
+  void release_paths() {
+    socket_file_.fd.reset();
+    if (!trigger_) target_.tmp.reset();
   }
 
   void remove_trigger() {
