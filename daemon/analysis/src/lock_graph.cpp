@@ -161,7 +161,11 @@ std::vector<Cycle> find_cycles(const LockGraph& g, std::size_t threads) {
   return cycles;
 }
 
-std::vector<std::string_view> sorted_unique(std::vector<std::string_view> names);
+std::vector<std::string_view> sorted_unique(std::vector<std::string_view> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
 
 // The names of a set of threads, sorted: equal sets compare equal.
 std::vector<std::string_view> names_of(const model::ThreadDump& dump, const std::vector<std::uint32_t>& threads) {
@@ -170,11 +174,6 @@ std::vector<std::string_view> names_of(const model::ThreadDump& dump, const std:
   return sorted_unique(std::move(names));
 }
 
-std::vector<std::string_view> sorted_unique(std::vector<std::string_view> names) {
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
-}
 
 // HotSpot's own deadlock reports, merged with the cycles found in the graph. A report lists
 // the chain the JVM walked, which may begin with threads that only wait on the cycle: a

@@ -166,14 +166,6 @@ bool waits_in_pool(const model::ThreadInfo& thread) {
 
 }  // namespace
 
-bool in_work_loop(const model::ThreadInfo& thread) noexcept {
-  if (in_known_work_loop(thread)) return true;
-  // A consumer's own loop: the first frame that is not plumbing is a run() method (an
-  // AsyncAppender worker's queue.take, a Thread subclass draining its queue).
-  const auto site = site_from(thread, 0);
-  return method_name(site) == "run" || site.empty();
-}
-
 // Conditions and handoffs are how every queue waits for its next element, so most threads
 // parked on one wait for work (a Hazelcast operation thread, a file watcher, AWT's event
 // queue): only one under a pool's acquisition code waits for a resource. Latches, futures
@@ -182,7 +174,9 @@ ParkWait classify_park(const model::ThreadInfo& thread, std::string_view blocker
   if (!is_resource_blocker(blocker)) return ParkWait::lock;
   if (in_known_work_loop(thread)) return ParkWait::idle;
   if (awaits_result(blocker)) return ParkWait::resource;
-  if (method_name(site_from(thread, 0)) == "run") return ParkWait::idle;  // a consumer's own loop
+  // A consumer's own loop: the first frame that is not plumbing is a run() method (an
+  // AsyncAppender worker's queue.take, a Thread subclass draining its queue).
+  if (method_name(site_from(thread, 0)) == "run") return ParkWait::idle;
   return waits_in_pool(thread) ? ParkWait::resource : ParkWait::idle;
 }
 

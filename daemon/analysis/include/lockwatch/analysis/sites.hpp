@@ -36,8 +36,6 @@ enum class ParkWait : std::uint8_t { lock, resource, idle };
 /// awaitWork, a consumer's own run loop, ...) is idle; under other code it waits for a
 /// resource (commons-pool2's borrowObject, a CountDownLatch.await of a request).
 ParkWait classify_park(const model::ThreadInfo& thread, std::string_view blocker) noexcept;
-/// True when the thread's stack is an executor's or consumer's loop waiting for work.
-bool in_work_loop(const model::ThreadInfo& thread) noexcept;
 /// The resource's class: the blocker's, or for a Condition (whose class says nothing) the
 /// class whose method awaits it - "org.apache.commons.pool2.impl.LinkedBlockingDeque".
 std::string_view resource_class(const model::ThreadInfo& thread, std::string_view blocker) noexcept;
