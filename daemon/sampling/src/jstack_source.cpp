@@ -5,15 +5,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
-#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,8 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/process/args.hpp>
-#include <boost/process/async.hpp>
 #include <boost/process/async_pipe.hpp>
 #include <boost/process/child.hpp>
 #include <boost/process/env.hpp>
@@ -139,8 +138,9 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
  public:
   JstackJob(asio::io_context& io, const DumpRequest& request, std::string path,
             std::function<void(DumpResult)> done)
-      : io_(io), strand_(asio::make_strand(io)), request_(request), path_(std::move(path)),
-        done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_), reap_check_(strand_) {}
+      : strand_(asio::make_strand(io)), request_(request), path_(std::move(path)),
+        done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_), exit_fd_(strand_),
+        exit_poll_(strand_) {}
   JstackJob(const JstackJob&) = delete;
   JstackJob& operator=(const JstackJob&) = delete;
   // The dump is the target's text as the tool relays it: the same bound as an attach reply
@@ -159,9 +159,10 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   void read_stderr();
   void on_stdout(const boost::system::error_code& ec, std::size_t n);
   void on_stderr(const boost::system::error_code& ec, std::size_t n);
-  void on_exit(const std::error_code& ec);
-  void exit_ending(const std::error_code& ec);
-  void check_reaped();
+  void watch_exit();
+  void poll_exit(Clock::duration delay);
+  bool try_reap();
+  void exit_ending();
   void on_deadline(const boost::system::error_code& ec);
   void abort(Stop why);
   void ending_done();
@@ -174,23 +175,21 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   DumpResult attach_refused(const std::string& said) const;
   DumpResult timed_out() const;
 
-  asio::io_context& io_;
   asio::strand<asio::io_context::executor_type> strand_;  // every handler of the job runs here
   DumpRequest request_;
   std::string path_;
   std::function<void(DumpResult)> done_;
   bp::async_pipe out_pipe_, err_pipe_;
   asio::steady_timer deadline_;
-  asio::steady_timer reap_check_;    // the fallback when the SIGCHLD notice does not come
+  asio::posix::stream_descriptor exit_fd_;  // the child's pidfd: readable once it has exited
+  asio::steady_timer exit_poll_;            // where pidfd_open is missing (Linux < 5.3, seccomp)
   bp::child child_;
   std::array<char, 64 * 1024> out_buf_{};
   std::array<char, 4 * 1024> err_buf_{};
   std::string out_, err_;
   bool err_truncated_ = false;
-  std::atomic<bool> reaped_{false};  // set on Boost.Process's own strand, read on ours
-  bool exit_counted_ = false;         // the child's ending was counted (on our strand)
-  std::optional<int> own_status_;     // the exit status, when the fallback reaped the child itself
-  int reap_checks_ = 0;
+  bool reaped_ = false;  // waitpid returned the child: its pid may be reused, never signal it again
+  int status_ = 0;       // from that waitpid
   std::error_code wait_error_;
   Stop stop_ = Stop::none;
   int endings_left_ = 3;
@@ -220,6 +219,7 @@ void JstackJob::run() {
     return finish_later(failure(Outcome::target_gone, "no process has pid " + std::to_string(request_.pid)));
   prepare_pipes();
   if (!spawn()) return;
+  watch_exit();
   deadline_.expires_after(request_.timeout);
   deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) { self->on_deadline(ec); });
   read_stdout();
@@ -256,7 +256,6 @@ bool JstackJob::spawn() {
                      // The JVM's options in a shared environment are not meant for jstack (an agent
                      // path, a big heap, "Picked up ..." lines in stderr).
                      bp::env["JAVA_TOOL_OPTIONS"] = boost::none, bp::env["_JAVA_OPTIONS"] = boost::none,
-                     io_, bp::on_exit([self](int, const std::error_code& wait_ec) { self->on_exit(wait_ec); }),
                      bp::extend::on_error([](auto& exec, const std::error_code&) { reap_failed_child(exec.pid); }), ec);
   if (!ec) return true;
   finish_later(failure(Outcome::tool_failed,
@@ -297,37 +296,52 @@ void JstackJob::on_stderr(const boost::system::error_code& ec, std::size_t n) {
   read_stderr();
 }
 
-void JstackJob::on_exit(const std::error_code& ec) {
-  // Runs on Boost.Process's SIGCHLD strand, right after its waitpid: mark the pid as no longer
-  // ours to signal at once, and continue on the job's strand.
-  reaped_ = true;
-  asio::post(strand_, [self = shared_from_this(), ec] { self->exit_ending(ec); });
+// The child's exit is watched through a pidfd, not Boost.Process's on_exit: 1.74 learns of
+// exits from SIGCHLD, and with several threads running the io_context that notice was seen to
+// get lost (the dump waited forever, the child a zombie); its SIGCHLD wait also kept a finished
+// io_context running. A pidfd turns readable once its process has exited, for this child only.
+void JstackJob::watch_exit() {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, child_.id(), 0));
+  if (fd < 0) return poll_exit(std::chrono::milliseconds(5));
+  boost::system::error_code ec;
+  exit_fd_.assign(fd, ec);
+  if (ec) {
+    ::close(fd);
+    return poll_exit(std::chrono::milliseconds(5));
+  }
+  exit_fd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this()](const boost::system::error_code& wait_ec) {
+                        if (wait_ec == asio::error::operation_aborted) return;
+                        if (!self->try_reap()) self->poll_exit(std::chrono::milliseconds(5));  // not expected
+                      });
 }
 
-void JstackJob::exit_ending(const std::error_code& ec) {
-  if (std::exchange(exit_counted_, true)) return;  // counted once: by the notice or by the fallback
-  wait_error_ = ec;
-  ending_done();
-}
-
-// Boost.Process 1.74 learns of a child's exit from SIGCHLD; under load, with several threads
-// running the io_context, that notice was seen to get lost, leaving the dump waiting forever
-// with the child a zombie. Once both pipes are closed (or the deadline killed the child), the
-// job looks for itself every 500 ms, a bounded number of times.
-void JstackJob::check_reaped() {
-  reap_check_.expires_after(std::chrono::milliseconds(500));
-  reap_check_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->exit_counted_ || self->finished_) return;
-    int status = 0;
-    const pid_t r = self->reaped_ ? -1 : ::waitpid(self->child_.id(), &status, WNOHANG);
-    if (r == self->child_.id()) {
-      self->reaped_ = true;
-      self->own_status_ = status;
-      return self->exit_ending({});
-    }
-    if (r < 0 && (self->reaped_ || errno == ECHILD)) return;  // reaped by Boost.Process: its notice is on its way
-    if (++self->reap_checks_ < 40) self->check_reaped();
+/// Without a pidfd: look again after `delay`, backing off to 200 ms (a dump takes >= 100 ms).
+void JstackJob::poll_exit(Clock::duration delay) {
+  exit_poll_.expires_after(delay);
+  exit_poll_.async_wait([self = shared_from_this(), delay](const boost::system::error_code& ec) {
+    if (ec || self->try_reap()) return;
+    self->poll_exit(std::min<Clock::duration>(delay * 2, std::chrono::milliseconds(200)));
   });
+}
+
+/// True once the child is reaped (now or before); its ending is then counted once.
+bool JstackJob::try_reap() {
+  if (reaped_) return true;
+  int status = 0;
+  const pid_t r = ::waitpid(child_.id(), &status, WNOHANG);
+  if (r == 0) return false;  // still running
+  if (r < 0) wait_error_ = std::error_code(errno, std::generic_category());
+  reaped_ = true;
+  status_ = status;
+  exit_ending();
+  return true;
+}
+
+void JstackJob::exit_ending() {
+  boost::system::error_code ignored;
+  exit_fd_.close(ignored);
+  ending_done();
 }
 
 void JstackJob::on_deadline(const boost::system::error_code& ec) {
@@ -347,14 +361,13 @@ void JstackJob::abort(Stop why) {
 }
 
 void JstackJob::ending_done() {
-  if (--endings_left_ == 0) return finish(classify());
-  if (endings_left_ == 1 && !exit_counted_) check_reaped();  // both pipes closed, no exit notice yet
+  if (--endings_left_ == 0) finish(classify());
 }
 
 void JstackJob::finish(DumpResult result) {
   if (std::exchange(finished_, true)) return;
   deadline_.cancel();
-  reap_check_.cancel();
+  exit_poll_.cancel();
   result.elapsed = Clock::now() - started_;
   auto done = std::move(done_);
   done_ = nullptr;
@@ -376,7 +389,7 @@ DumpResult JstackJob::classify() {
   if (wait_error_)
     return failure(Outcome::io_error, "could not learn how jstack ended (waitpid: " + wait_error_.message() +
                                           "): is SIGCHLD ignored, or does other code reap all children?");
-  const int status = own_status_ ? *own_status_ : child_.native_exit_code();
+  const int status = status_;
   if (WIFSIGNALED(status))
     return failure(Outcome::tool_failed, "jstack was killed by signal " + std::to_string(WTERMSIG(status)) +
                                              " before it finished (out of memory? a container limit?); stderr: " +
