@@ -241,3 +241,29 @@ TEST_CASE("stalling targets delay only themselves: a dump past slot_hold gives i
   CHECK(s.in_flight() <= 2);
   CHECK(s.overtime() <= 3);
 }
+
+TEST_CASE("a target whose samples are costly to process is paced; others keep every tick", "[scheduler]") {
+  Bench b;
+  // Each dump of target 1 "costs" 30 ms of processing: with the default pace of 3 its next
+  // dump waits 90 ms, so at a 10 ms interval about one tick in ten dumps. Target 2 costs nothing.
+  auto hooks = b.hooks();
+  Scheduler paced(b.io, {}, b.backend(),
+                  {hooks.on_tick, [&](const DumpEvent& e) {
+                     b.events.push_back(e);
+                     if (e.target == 1) paced.pace(1, 30ms);
+                   }});
+  paced.add(1, 101, every(10ms));
+  paced.add(2, 102, every(10ms));
+  b.io.run_for(600ms);
+  const auto costly = paced.stats(1);
+  const auto cheap = paced.stats(2);
+  REQUIRE(costly);
+  REQUIRE(cheap);
+  INFO("costly: " << costly->dumps << " dumps, " << costly->paced_ticks << " paced of " << costly->ticks
+                  << " ticks; cheap: " << cheap->dumps << " dumps of " << cheap->ticks);
+  CHECK(costly->paced_ticks >= costly->ticks / 2);
+  CHECK(costly->dumps * 4 <= costly->ticks);
+  CHECK(costly->dumps >= 3);  // paced, never starved
+  CHECK(cheap->paced_ticks == 0);
+  CHECK(cheap->dumps * 10 >= cheap->ticks * 7);
+}

@@ -24,6 +24,7 @@ struct Target {
   asio::steady_timer burst_timer;
   Clock::time_point next_due;
   Clock::time_point backoff_until;
+  Clock::time_point paced_until;  // see SchedulerOptions::processing_pace
   TargetStats stats;
   bool busy = false;             // queued or in flight
   bool removed = false;
@@ -80,6 +81,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     if (hooks.on_tick) hooks.on_tick(t->key);
     if (t->bursting || now < t->backoff_until) return;  // covered by the burst / backing off
     if (t->busy) return void(t->stats.missed_ticks += 1);
+    if (now < t->paced_until) return void((t->stats.missed_ticks += 1, t->stats.paced_ticks += 1));
     enqueue({t, false, 0, due});
   }
 
@@ -254,6 +256,11 @@ bool Scheduler::burst(TargetKey key, std::uint32_t count, milliseconds interval)
   if (t->busy) t->burst_waiting = true;  // never two dumps of one JVM at once
   else impl_->next_burst(t);
   return true;
+}
+
+void Scheduler::pace(TargetKey key, Clock::duration cost) {
+  if (auto it = impl_->targets.find(key); it != impl_->targets.end())
+    it->second->paced_until = Clock::now() + cost * impl_->options.processing_pace;
 }
 
 void Scheduler::request_locks(TargetKey key) {

@@ -271,6 +271,7 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
 void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
                            const std::string& source) {
   std::lock_guard lock(w->mu);
+  const auto started = std::chrono::steady_clock::now();
   const auto& r = event.result;
   w->state.add_dump({r.outcome, std::move(event.result.text), r.error, unix_of(event.started),
                      std::chrono::duration<double>(r.elapsed).count(), event.locks, event.burst, source});
@@ -281,6 +282,10 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   // Parsing a dump allocates and frees megabytes; glibc keeps freed pages unless asked,
   // and a sidecar's memory limit counts them.
   ::malloc_trim(0);
+  // What this sample cost the shared processing thread paces the target's next dump.
+  asio::post(io, [self = shared_from_this(), key = w->key, cost = std::chrono::steady_clock::now() - started] {
+    self->scheduler.pace(key, cost);
+  });
 }
 
 // State changes are logged once; a target that keeps failing, once a minute.

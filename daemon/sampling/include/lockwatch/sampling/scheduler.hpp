@@ -44,6 +44,11 @@ struct SchedulerOptions {
   std::chrono::milliseconds slot_hold{2'000};
   std::chrono::milliseconds slot_hold_min{100};
   std::chrono::milliseconds slot_hold_new{100};
+  // The processing thread is shared by every target: after a dump that took `cost` to parse
+  // and analyze, the target's next regular dump waits at least processing_pace x cost, so one
+  // target with huge dumps (200 000 held locks, say) takes at most 1 / (1 + pace) of that
+  // thread. Ordinary dumps (a few ms) are never held back by it.
+  std::uint32_t processing_pace = 3;
 };
 
 using TargetKey = std::uint64_t;
@@ -69,7 +74,8 @@ struct SchedulerHooks {
 
 struct TargetStats {
   std::uint64_t ticks = 0;
-  std::uint64_t missed_ticks = 0;     // deadlines that passed while its previous dump still ran or queued
+  std::uint64_t missed_ticks = 0;     // deadlines without a dump: the previous one still ran or queued, or paced
+  std::uint64_t paced_ticks = 0;      // of missed_ticks: skipped for the processing pace
   std::uint64_t dumps = 0;
   std::uint32_t failures_in_row = 0;
   std::optional<std::chrono::milliseconds> last_ok_duration;  // how long its last good dump took
@@ -96,6 +102,9 @@ class Scheduler {
   /// `count` dumps `interval` apart starting now, besides the regular ticks (which it
   /// covers: ticks during a burst are not counted as missed). False if unknown or busy bursting.
   bool burst(TargetKey key, std::uint32_t count, std::chrono::milliseconds interval);
+  /// Processing the target's last dump took `cost`: no regular dump before processing_pace x
+  /// cost from now (bursts are not held back: they are an incident's evidence).
+  void pace(TargetKey key, std::chrono::steady_clock::duration cost);
   /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
   void request_locks(TargetKey key);
   std::optional<TargetStats> stats(TargetKey key) const;
