@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "lockwatch/sampling/attach_protocol.hpp"
 #include "lockwatch/sampling/bounded_reply.hpp"
 #include "lockwatch/sampling/proc.hpp"
+#include "process.hpp"
 
 using namespace lockwatch::sampling;
 using namespace std::string_view_literals;
@@ -101,6 +106,21 @@ TEST_CASE("/proc of this very process", "[proc]") {
   CHECK(proc.exists(self));
   CHECK_FALSE(proc.exists(0x7ffffff0));
   CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);
+}
+
+TEST_CASE("procfs: a real process's argument vector, spaces inside arguments kept", "[attach][proc]") {
+  // A loop keeps the shell from exec'ing sleep in its place, which would change the vector.
+  lockwatch::test::Child child({"/bin/sh", "-c", "while :; do sleep 0.05; done", "-Dx=a b.c", "", "Main"});
+  const ProcFs proc;
+  std::optional<std::vector<std::string>> argv;
+  for (int i = 0; i < 100 && (!argv || argv->size() < 6); ++i) {
+    argv = proc.argv(child.pid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(argv);
+  CHECK(*argv == std::vector<std::string>{"/bin/sh", "-c", "while :; do sleep 0.05; done", "-Dx=a b.c", "", "Main"});
+  CHECK(proc.cmdline(child.pid()).value_or("") == "/bin/sh -c while :; do sleep 0.05; done -Dx=a b.c  Main");
+  CHECK_FALSE(proc.argv(0x7ffffff0));
 }
 
 TEST_CASE("bounded reply: bytes and thread entries are bounded on any split", "[attach][protocol][security]") {

@@ -41,16 +41,35 @@ fs::path fresh_dir(const std::string& name) {
 }  // namespace
 
 TEST_CASE("target label: the application's name, never its pid", "[service]") {
+  // Each case is an argument vector, written with one space between arguments.
+  const auto label = [](std::string_view line) {
+    std::vector<std::string> argv;
+    for (std::size_t at = 0; at <= line.size();) {
+      const auto end = std::min(line.find(' ', at), line.size());
+      argv.emplace_back(line.substr(at, end - at));
+      at = end + 1;
+    }
+    return service::target_label(argv);
+  };
+  CHECK(label("/usr/bin/java -Xmx1g -cp app.jar:lib/* com.shop.Main 8080") == "Main");
+  CHECK(label("java -Dx=y -jar /opt/shop/shop-1.2.jar --port 1") == "shop-1.2");
+  CHECK(label("java --module-path mods -m shop.app/com.shop.App") == "App");
+  CHECK(label("java -classpath /x ContendedShop 600") == "ContendedShop");
+  CHECK(label("java -version") == "jvm");
+  CHECK(label("/opt/shop/bin/shop-server --port 1") == "shop-server");
+  CHECK(label("sleep 120") == "sleep");
+  CHECK(label("java -cp x \"evil\\\"{}.Name\"") == "Name");
+  CHECK(label("java -cp x com.a.\xff\xfe") == "jvm");
+  CHECK(service::target_label({}) == "jvm");
+}
+
+TEST_CASE("target label: arguments are /proc's NUL-separated ones, spaces inside them kept", "[service]") {
   using service::target_label;
-  CHECK(target_label("/usr/bin/java -Xmx1g -cp app.jar:lib/* com.shop.Main 8080") == "Main");
-  CHECK(target_label("java -Dx=y -jar /opt/shop/shop-1.2.jar --port 1") == "shop-1.2");
-  CHECK(target_label("java --module-path mods -m shop.app/com.shop.App") == "App");
-  CHECK(target_label("java -classpath /x ContendedShop 600") == "ContendedShop");
-  CHECK(target_label("java -version") == "jvm");
-  CHECK(target_label("/opt/shop/bin/shop-server --port 1") == "shop-server");
-  CHECK(target_label("sleep 120") == "sleep");
-  CHECK(target_label("java -cp x \"evil\\\"{}.Name\"") == "Name");
-  CHECK(target_label("java -cp x com.a.\xff\xfe") == "jvm");
+  // Split at spaces, "-Dx=a b.c" would leave "b.c", named "c".
+  CHECK(target_label({"java", "-Dx=a b.c", "-cp", "D", "Main"}) == "Main");
+  CHECK(target_label({"java", "-cp", "/opt/my app/lib/*", "com.shop.Main"}) == "Main");
+  CHECK(target_label({"java", "", "-jar", "/opt/shop 2/shop.jar"}) == "shop");
+  CHECK(target_label({"/opt/My Server/bin/run", "x"}) == "run");
 }
 
 TEST_CASE("log lines: key=value, quoted and escaped so a value cannot forge a line", "[service]") {

@@ -45,7 +45,7 @@ std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid) {
   auto perfdata = locate_perfdata(proc.root(), pid, nspid);
   if (!perfdata) return std::nullopt;
   return DiscoveredJvm{{pid, *start}, nspid, perfdata->path, perfdata->beneath_root, proc.cmdline(pid).value_or(""),
-                       status->euid(), status->egid()};
+                       status->euid(), status->egid(), proc.argv(pid).value_or(std::vector<std::string>{})};
 }
 
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter) {

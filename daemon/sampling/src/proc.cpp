@@ -141,6 +141,18 @@ std::optional<std::string> ProcFs::cmdline(int pid) const {
   return text;
 }
 
+std::optional<std::vector<std::string>> ProcFs::argv(int pid) const {
+  auto text = read_small_file(path(pid, "cmdline"));
+  if (!text) return std::nullopt;
+  std::vector<std::string> args;
+  for (std::size_t at = 0; at < text->size();) {
+    const auto end = std::min(text->find('\0', at), text->size());
+    args.emplace_back(*text, at, end - at);
+    at = end + 1;
+  }
+  return args;
+}
+
 bool ProcFs::exists(int pid) const {
   // An exited process its parent has not reaped yet (a zombie) still has a /proc entry,
   // but there is nothing left to dump.

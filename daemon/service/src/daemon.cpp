@@ -143,7 +143,8 @@ void Daemon::Impl::discover() {
   if (!config.targets.pids.empty()) {
     for (int pid : config.targets.pids)
       if (auto jvm = sampling::discover_pid(proc, pid)) found.push_back(*jvm);
-      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", "", proc.cmdline(pid).value_or("")});
+      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", "", proc.cmdline(pid).value_or(""), 0, 0,
+                                                                    proc.argv(pid).value_or(std::vector<std::string>{})});
   } else {
     found = sampling::discover_jvms(proc, {match, {}});
   }
@@ -177,10 +178,10 @@ void Daemon::Impl::discover() {
 }
 
 void Daemon::Impl::add_target(const sampling::DiscoveredJvm& jvm) {
-  std::string label = target_label(jvm.cmdline);
+  std::string label = target_label(jvm.argv);
   std::set<std::string> used;
   for (const auto& [key, w] : targets) used.insert(w->label);
-  for (int n = 2; used.count(label); ++n) label = target_label(jvm.cmdline) + "-" + std::to_string(n);
+  for (int n = 2; used.count(label); ++n) label = target_label(jvm.argv) + "-" + std::to_string(n);
   auto w = std::make_shared<Watched>(next_key++, jvm, label, target_settings());
   label_pod(*w);
   targets.emplace(w->key, w);

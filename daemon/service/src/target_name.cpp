@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
 #include <vector>
 
 namespace lockwatch::service {
@@ -12,16 +13,6 @@ namespace {
 constexpr std::array<std::string_view, 10> takes_value{"-cp", "-classpath", "--class-path", "-p", "--module-path",
                                                        "--add-modules", "--add-opens", "--add-exports", "--add-reads",
                                                        "--upgrade-module-path"};
-
-std::vector<std::string_view> words(std::string_view s) {
-  std::vector<std::string_view> out;
-  for (std::size_t at = 0; at < s.size();) {
-    const auto end = std::min(s.find(' ', at), s.size());
-    if (end > at) out.push_back(s.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
 
 std::string clean(std::string_view name) {
   std::string out;
@@ -36,11 +27,12 @@ std::string_view after_last(std::string_view s, char c) { return s.substr(s.rfin
 
 }  // namespace
 
-std::string target_label(std::string_view cmdline) {
-  const auto w = words(cmdline);
+std::string target_label(const std::vector<std::string>& argv) {
+  const std::vector<std::string_view> w(argv.begin(), argv.end());
   // A custom launcher, or not a JVM at all: its program name says more than its arguments.
   if (!w.empty() && after_last(w[0], '/') != "java") return clean(after_last(w[0], '/'));
   for (std::size_t i = 1; i < w.size(); ++i) {
+    if (w[i].empty()) continue;  // java "" Main: an empty argument names nothing
     if (w[i] == "-jar" && i + 1 < w.size()) {
       auto jar = after_last(w[i + 1], '/');
       return clean(jar.ends_with(".jar") ? jar.substr(0, jar.size() - 4) : jar);

@@ -29,6 +29,7 @@ struct DiscoveredJvm {
   std::string cmdline;        // NULs as spaces
   std::uint32_t uid = 0;      // its effective uid and gid when found: whose ids attach.as target takes
   std::uint32_t gid = 0;
+  std::vector<std::string> argv;  // the real argument vector: what the target's label is made of
 };
 
 struct DiscoveryFilter {

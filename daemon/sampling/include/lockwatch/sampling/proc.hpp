@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lockwatch::sampling {
 
@@ -44,6 +45,9 @@ class ProcFs {
   std::optional<std::uint64_t> start_time(int pid) const;
   /// The process's command line with NULs turned into spaces; nothing if unreadable.
   std::optional<std::string> cmdline(int pid) const;
+  /// Its argument vector: /proc/PID/cmdline split at the NULs that end each argument (an
+  /// argument may hold spaces: `java "-Dx=a b.c" Main`); nothing if unreadable.
+  std::optional<std::vector<std::string>> argv(int pid) const;
   /// The process runs (or is stopped); false when it is gone or a zombie.
   bool exists(int pid) const;
 
