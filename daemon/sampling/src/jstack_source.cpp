@@ -15,9 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -32,6 +30,8 @@
 #include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
 #include <boost/process/search_path.hpp>
+
+#include "lockwatch/sampling/proc.hpp"
 
 namespace lockwatch::sampling {
 namespace {
@@ -87,23 +87,10 @@ bool is_executable_file(const fs::path& path) {
 /// Signal 0 sends nothing: it only asks whether the pid exists in our PID namespace.
 bool process_exists(int pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
-/// The effective id from a /proc status "Uid:"/"Gid:" line: real, effective, saved, fs.
-std::string effective_id(const std::string& line) {
-  std::istringstream fields(line);
-  std::string key, real, effective;
-  fields >> key >> real >> effective;
-  return effective;
-}
-
 /// "uid U, gid G" (effective: what the attach check compares) of a process, or "".
 std::string owner_of(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line, uid, gid;
-  while (std::getline(status, line)) {
-    if (line.rfind("Uid:", 0) == 0) uid = effective_id(line);
-    if (line.rfind("Gid:", 0) == 0) gid = effective_id(line);
-  }
-  return uid.empty() || gid.empty() ? "" : "uid " + uid + ", gid " + gid;
+  const auto status = ProcFs().status(pid);
+  return status ? "uid " + std::to_string(status->euid()) + ", gid " + std::to_string(status->egid()) : "";
 }
 
 /// Boost.Process 1.74 reports a failed exec but never reaps the child it forked for it.
