@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "e2e_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace lockwatch::e2e;
@@ -187,7 +188,7 @@ constexpr const char* secret_hash = "$2y$04$ORtftCAIc4UaHHaJd/qcnOv/IPmsgRVezpq.
 bool have(const std::string& tool) {
   if (test::run_command({"sh", "-c", "command -v " + tool}, 10s).exit_code == 0) return true;
   if (std::getenv("CI")) FAIL(tool + " is missing (see scripts/deps.sh)");
-  WARN("SKIPPED: " << tool << " not installed");
+  test::skip(tool + " not installed");
   return false;
 }
 

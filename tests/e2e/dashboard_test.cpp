@@ -22,6 +22,7 @@
 #include "json_reader.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace std::chrono_literals;
@@ -179,7 +180,7 @@ TEST_CASE("dashboard and alerts: every panel query has data, the hot-lock and BL
           "[e2e][jvm][deploy][dashboard]") {
   if (test::run_command({"sh", "-c", "command -v " LOCKWATCH_PROMETHEUS}, 10s).exit_code != 0) {
     if (std::getenv("CI")) FAIL("prometheus is missing (Debian package prometheus)");
-    WARN("SKIPPED: no prometheus at " LOCKWATCH_PROMETHEUS);
+    test::skip("no prometheus at " LOCKWATCH_PROMETHEUS);
     return;
   }
   const Scratch work("e2e");

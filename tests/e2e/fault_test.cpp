@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "e2e_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace lockwatch::e2e;
@@ -129,7 +130,7 @@ TEST_CASE("fault: an incident directory that cannot be written - logged, counted
 
 TEST_CASE("fault: a full incident filesystem - the write fails cleanly and sampling goes on", "[e2e][fault][jvm]") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: mounting a tiny tmpfs needs root");
+    test::skip("mounting a tiny tmpfs needs root");
     return;
   }
   const auto dir = scratch("full") / "incidents";

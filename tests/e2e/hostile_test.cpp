@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "e2e_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace lockwatch::e2e;
@@ -419,7 +420,7 @@ TEST_CASE("hostile: a symlink planted as the attach trigger - untrusted, nothing
 // directory swapped for a symlink afterwards made lockwatch read a file outside the target.
 TEST_CASE("hostile: the hsperfdata directory swapped for a symlink - the file outside is never read", "[e2e][hostile]") {
   if (!root()) {
-    WARN("SKIPPED: the perfdata-swap attack needs root (the fake's own /tmp in a mount namespace)");
+    test::skip("the perfdata-swap attack needs root (the fake's own /tmp in a mount namespace)");
     return;
   }
   ReapOrphans reaper;
@@ -653,7 +654,7 @@ TEST_CASE("hostile: a 70 KB thread name - the thread is still counted", "[e2e][h
 TEST_CASE("hostile: a real JDK 25 JVM whose replies are too_large - never left at a safepoint", "[e2e][hostile][jvm]") {
   const fs::path jdk25 = LOCKWATCH_JDK25_HOME;
   if (!fs::exists(jdk25 / "bin" / "java") || !fs::exists(fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk25" / "ThreadCrowd.class")) {
-    WARN("SKIPPED: no Temurin 25 at " << jdk25 << " (or its scenario classes were not compiled)");
+    test::skip("no Temurin 25 at " + jdk25.string() + " (or its scenario classes were not compiled)");
     return;
   }
   ReapOrphans reaper;

@@ -17,6 +17,7 @@
 
 #include "e2e_support.hpp"
 #include "png_stats.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace lockwatch::e2e;
@@ -29,8 +30,8 @@ namespace {
 // scripts/deps.sh installs it, so CI has it.
 bool have(const std::string& tool, const std::string& package) {
   if (test::run_command({"sh", "-c", "command -v " + tool}, 10s).exit_code == 0) return true;
-  WARN("SKIPPED: " << tool << " is not installed (Debian package " << package << ", installed by scripts/deps.sh): "
-                   << "this page test did not run");
+  test::skip(tool + " is not installed (Debian package " + package +
+             ", installed by scripts/deps.sh): this page test did not run");
   return false;
 }
 

@@ -17,6 +17,7 @@
 #include "http_get.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace std::chrono_literals;
@@ -123,7 +124,7 @@ std::uint16_t port_of(test::Child& daemon) {
 
 bool needs_root() {
   if (::geteuid() == 0) return false;
-  WARN("SKIPPED: building containers needs root (unshare, mount, setpriv)");
+  test::skip("building containers needs root (unshare, mount, setpriv)");
   return true;
 }
 

@@ -18,6 +18,7 @@
 #include "lockwatch/sampling/attach_client.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch;
 using namespace std::chrono_literals;
@@ -214,23 +215,15 @@ TEST_CASE("attach: a JVM that dies during the dump is target_gone, promptly", "[
 
 TEST_CASE("attach: the sidecar case - own PID and mount namespace, private /tmp, another user", "[attach][jvm][sidecar]") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: the sidecar test needs root for unshare and setpriv");
+    lockwatch::test::skip("the sidecar test needs root for unshare and setpriv");
     return;
   }
   const auto jdk = jdks().front();
   const std::string java = (jdk.home / "bin" / "java").string();
   // The JVM gets a private tmpfs on /tmp, which hides anything below /tmp (a checkout may
   // live there), and runs as nobody: its classes go to a world-readable copy in /var/tmp.
-  std::string pattern = "/var/tmp/lockwatch-sidecar-XXXXXX";
-  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-  const fs::path copy = pattern;
-  struct RemoveAtExit {
-    fs::path dir;
-    ~RemoveAtExit() { fs::remove_all(dir); }
-  } remove_copy{copy};
-  fs::copy(classes(jdk), copy, fs::copy_options::recursive);
-  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec);
+  const test::ReadableCopy readable(classes(jdk), "sidecar");
+  const fs::path& copy = readable.path();
   // unshare forks: its child is PID 1 of the new namespace and becomes the JVM (exec).
   test::Child ns({"unshare", "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c",
                   "mount -t tmpfs tmpfs /tmp && exec setpriv --reuid=65534 --regid=65534 --clear-groups " + java +

@@ -18,6 +18,8 @@
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/jstack_source.hpp"
 #include "process.hpp"
+#include "skip.hpp"
+#include "test_support.hpp"
 
 using namespace lockwatch;
 using namespace std::chrono_literals;
@@ -218,12 +220,15 @@ TEST_CASE("jstack: -XX:+DisableAttachMechanism is attach_refused, and the JVM pr
 
 TEST_CASE("jstack: a JVM of another user is attach_refused, naming its uid and gid", "[jstack][jvm]") {
   if (::geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) {
-    WARN("SKIPPED: needs root and setpriv to run the JVM and jstack as two other users");
+    lockwatch::test::skip("needs root and setpriv to run the JVM and jstack as two other users");
     return;
   }
   const TempDir dir;
-  for (const auto& jdk : jdks()) {
+  for (auto jdk : jdks()) {
     INFO(jdk.name);
+    // The JVM runs as 65534: its classes must be readable wherever the checkout is.
+    const test::ReadableCopy classes(jdk.classes, "jstack-" + jdk.name);
+    jdk.classes = classes.path();
     auto jvm = start_jvm(jdk, {}, {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
     // jstack as uid/gid 65533: the tool path must be one executable, so a wrapper drops the ids.
     const fs::path wrapper = dir.path / ("jstack-as-65533-" + jdk.name);

@@ -29,6 +29,7 @@
 #include "lockwatch/sampling/perfdata.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch::sampling;
 namespace fs = std::filesystem;
@@ -518,7 +519,7 @@ TEST_CASE("perfdata: read_perfdata_file names the path and the reason", "[perfda
 
 TEST_CASE("perfdata: another user's unreadable file gives permission denied", "[perfdata]") {
   if (::geteuid() == 0) {
-    WARN("running as root: permissions are not enforced, skipped");
+    lockwatch::test::skip("running as root: file permissions are not enforced");
     return;
   }
   const TempDir dir;
@@ -608,7 +609,7 @@ TEST_CASE("perfdata: a live JVM with -XX:+DisableAttachMechanism", "[perfdata][l
 
 TEST_CASE("perfdata: a live Temurin 25 JVM", "[perfdata][live]") {
   if (!fs::exists(temurin25_java())) {
-    WARN("no JDK 25 at " + temurin25_java() + ": skipped");
+    lockwatch::test::skip("no JDK 25 at " + temurin25_java());
     return;
   }
   const auto enabled = live_counters(temurin25_java(), {});

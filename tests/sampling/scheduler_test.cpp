@@ -242,7 +242,7 @@ TEST_CASE("stalling targets delay only themselves: a dump past slot_hold gives i
   CHECK(s.overtime() <= 3);
 }
 
-TEST_CASE("a target whose samples are costly to process is paced; others keep every tick", "[scheduler]") {
+TEST_CASE("a target whose samples are costly to process is paced, the others keep every tick", "[scheduler]") {
   Bench b;
   // Each dump of target 1 "costs" 30 ms of processing: with the default pace of 3 its next
   // dump waits 90 ms, so at a 10 ms interval about one tick in ten dumps. Target 2 costs nothing.

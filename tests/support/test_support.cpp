@@ -29,6 +29,21 @@ void write_file(const fs::path& path, std::string_view text) {
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
+ReadableCopy::ReadableCopy(const fs::path& dir, const std::string& tag) {
+  std::string pattern = "/var/tmp/lockwatch-" + tag + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + " failed");
+  path_ = pattern;
+  fs::copy(dir, path_, fs::copy_options::recursive);
+  constexpr auto readable = fs::perms::others_read | fs::perms::others_exec | fs::perms::group_read | fs::perms::group_exec;
+  for (const auto& e : fs::recursive_directory_iterator(path_)) fs::permissions(e.path(), readable, fs::perm_options::add);
+  fs::permissions(path_, readable, fs::perm_options::add);
+}
+
+ReadableCopy::~ReadableCopy() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 std::vector<fs::path> files_below(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;

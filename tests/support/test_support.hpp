@@ -18,6 +18,21 @@ void write_file(const std::filesystem::path& path, std::string_view text);
 /// Regular files below `dir` (recursively), sorted; empty if `dir` does not exist.
 std::vector<std::filesystem::path> files_below(const std::filesystem::path& dir);
 
+/// A copy of `dir` that any user can read, below /var/tmp (removed when this goes out of
+/// scope): a JVM run as another user cannot read classes in a checkout under a 0700 home such
+/// as /root, and a private /tmp would hide a copy made there.
+class ReadableCopy {
+ public:
+  ReadableCopy(const std::filesystem::path& dir, const std::string& tag);
+  ~ReadableCopy();
+  ReadableCopy(const ReadableCopy&) = delete;
+  ReadableCopy& operator=(const ReadableCopy&) = delete;
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 /// The real dumps of the public corpus (`LOCKWATCH_CORPUS_DIR`); empty if it is absent.
 std::filesystem::path corpus_dir();
 /// Dumps captured from this project's Java scenarios (tests/golden/captured).
