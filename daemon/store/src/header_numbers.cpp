@@ -36,6 +36,23 @@ std::size_t number_end(std::string_view line, std::size_t from) {
   return from;
 }
 
+// Where the value of a volatile key starting at `i` begins, or npos. Keys start a word
+// (after a space); this runs once per word of every thread header, so the first letter is
+// tested before any key is compared.
+std::size_t value_after_key(std::string_view line, std::size_t i) {
+  if (i == 0 || line[i - 1] != ' ' || std::string_view("cead").find(line[i]) == std::string_view::npos)
+    return std::string_view::npos;
+  for (auto key : volatile_keys)
+    if (line.compare(i, key.size(), key) == 0) return i + key.size();
+  return std::string_view::npos;
+}
+
+// The start of the word after the one at `i` (just past the next space), or the line's end.
+std::size_t next_word(std::string_view line, std::size_t i) {
+  const auto space = line.find(' ', i);
+  return space == std::string_view::npos ? line.size() : space + 1;
+}
+
 }  // namespace
 
 void put_varint(std::string& out, std::uint64_t v) {
@@ -63,14 +80,15 @@ bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers)
   tmpl.assign(line.substr(0, quote));
   bool cut = false;
   for (std::size_t i = quote; i < line.size();) {
-    std::size_t value_at = std::string_view::npos;
-    for (auto key : volatile_keys)
-      if (line.substr(i, key.size()) == key && (i == 0 || line[i - 1] == ' ')) value_at = i + key.size();
+    const auto value_at = value_after_key(line, i);
     std::uint64_t value = 0;
     int fraction = 0;
     const auto end = value_at == std::string_view::npos ? value_at : number_end(line, value_at);
     if (value_at == std::string_view::npos || !split_number(line.substr(value_at, end - value_at), value, fraction)) {
-      tmpl.push_back(line[i++]);
+      // A key only starts a word: the rest of this word goes over as it is, in one piece.
+      const auto next = next_word(line, i);
+      tmpl.append(line.substr(i, next - i));
+      i = next;
       continue;
     }
     tmpl.append(line.substr(i, value_at - i)).append({number_mark, static_cast<char>('0' + fraction)});

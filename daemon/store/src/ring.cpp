@@ -48,7 +48,7 @@ bool is_blank(std::string_view line) { return line.empty() || line == "\r"; }
 
 struct Ring::Impl {
   RingLimits limits;
-  InternPool<std::string> lines;
+  InternPool<std::string, StringHash> lines;
   InternPool<Shape, ShapeHash> shapes;
   std::deque<Stored> samples;
   std::uint64_t next_id = 1;
@@ -57,7 +57,7 @@ struct Ring::Impl {
   std::uint64_t evictions = 0;
   std::uint64_t refused = 0;
 
-  Id acquire_line(std::string text) {
+  Id acquire_line(std::string_view text) {
     const auto before = lines.size();
     const auto size = text.size();
     const Id id = lines.acquire(text);
@@ -87,10 +87,10 @@ struct Ring::Impl {
   }
 
   Id line_id(std::string_view line, std::string& numbers) {
-    std::string tmpl;
-    if (detail::cut_numbers(line, tmpl, numbers)) return acquire_line(std::move(tmpl)) | template_bit;
-    return acquire_line(std::string(line));
+    if (detail::cut_numbers(line, tmpl, numbers)) return acquire_line(tmpl) | template_bit;
+    return acquire_line(line);
   }
+  std::string tmpl;  // line_id's buffer, kept: a header line is cut on every thread of every dump
 
   // Encodes `text`, or gives up (releasing what it took) as soon as what this one sample
   // adds passes max_bytes: then it could not be kept even alone, and the ring must not

@@ -6,18 +6,29 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace lockwatch::store {
 
+/// std::hash of the characters, for std::string and std::string_view alike.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+/// With a transparent `Hash` (one that declares `is_transparent`, like StringHash below),
+/// `acquire` takes anything T compares with - a string_view for std::string - and builds a T
+/// only for a value not seen before: most lines of a dump were seen in the dump before it.
 template <class T, class Hash = std::hash<T>>
 class InternPool {
  public:
   using Id = std::uint32_t;
 
   /// The id of `value`, adding it or taking another reference.
-  Id acquire(const T& value) {
+  template <class Key = T>
+  Id acquire(const Key& value) {
     if (auto it = index_.find(value); it != index_.end()) {
       ++entries_[it->second].refs;
       return it->second;
@@ -25,7 +36,7 @@ class InternPool {
     const Id id = free_.empty() ? static_cast<Id>(entries_.size()) : free_.back();
     if (free_.empty()) entries_.emplace_back();
     else free_.pop_back();
-    const auto inserted = index_.emplace(value, id).first;
+    const auto inserted = index_.emplace(T(value), id).first;
     entries_[id] = Entry{&inserted->first, 1};
     ++live_;
     return id;
@@ -50,7 +61,7 @@ class InternPool {
     std::uint32_t refs = 0;
   };
   std::deque<Entry> entries_;  // by id
-  std::unordered_map<T, Id, Hash> index_;  // each value stored once, as a key here
+  std::unordered_map<T, Id, Hash, std::equal_to<>> index_;  // each value stored once, as a key here
   std::vector<Id> free_;
   std::size_t live_ = 0;
 };

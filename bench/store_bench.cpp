@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// What storing one sample in the ring costs (Ring::add: lines interned, the header's
+// cpu=/elapsed= numbers cut out), per sample and per byte, next to a memchr line scan of the
+// same bytes: the floor any line-based store pays.
+//
+// Input: LOCKWATCH_BENCH_INPUT names a directory whose files are one dump each (in name
+// order), e.g. successive jstack dumps of one JVM; unset, the real-dump corpus directory.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "lockwatch/store/ring.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> load_samples() {
+  const char* env = std::getenv("LOCKWATCH_BENCH_INPUT");
+  const fs::path root = env != nullptr && *env != '\0' ? env : LOCKWATCH_BENCH_DEFAULT_INPUT;
+  std::vector<fs::path> files;
+  if (fs::is_directory(root)) {
+    for (const auto& entry : fs::recursive_directory_iterator(root))
+      if (entry.is_regular_file()) files.push_back(entry.path());
+  } else {
+    files.push_back(root);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> samples;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    samples.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return samples;
+}
+
+const std::vector<std::string>& samples() {
+  static const std::vector<std::string> loaded = load_samples();
+  return loaded;
+}
+
+std::size_t total_bytes() {
+  std::size_t n = 0;
+  for (const auto& s : samples()) n += s.size();
+  return n;
+}
+
+void BM_Memchr_Lines(benchmark::State& state) {
+  std::size_t lines = 0;
+  for (auto _ : state) {
+    for (const auto& s : samples())
+      for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, '\n', s.size() - static_cast<std::size_t>(p - s.data())))) != nullptr;)
+        ++p, ++lines;
+    benchmark::DoNotOptimize(lines);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total_bytes()));
+  state.counters["samples"] = static_cast<double>(samples().size());
+}
+
+// A ring that keeps every sample of the input: each iteration stores the whole sequence.
+void BM_RingAdd(benchmark::State& state) {
+  for (auto _ : state) {
+    lockwatch::store::Ring ring({samples().size() + 1, std::uint64_t{1} << 34});
+    for (const auto& s : samples()) benchmark::DoNotOptimize(ring.add(s, {}));
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total_bytes()));
+  state.counters["per_sample"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(samples().size()),
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+}  // namespace
+
+BENCHMARK(BM_Memchr_Lines)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingAdd)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
