@@ -96,27 +96,15 @@ TEST_CASE("eviction returns every pooled byte: a ring holding only B costs what 
   CHECK(churned.bytes() == fresh.bytes());
 }
 
-TEST_CASE("collapsed stacks of BLOCKED threads, root first, counted over samples", "[store]") {
-  const auto text = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
-  const auto dump = test::parse_one(text);
-  std::size_t blocked = 0;
-  for (const auto& t : dump.threads) blocked += t.state == model::ThreadState::blocked && !t.frames.empty() ? 1u : 0u;
-  REQUIRE(blocked > 0);
-  store::Ring ring;
-  ring.add(text, {});
-  ring.add(text, {});
-  const auto out = ring.collapsed("BLOCKED");
-  std::uint64_t total = 0;
-  std::size_t lines = 0;
-  for (std::size_t at = 0; at < out.size(); at = out.find('\n', at) + 1, ++lines) {
-    const auto line = out.substr(at, out.find('\n', at) - at);
-    CHECK(line.starts_with("java.lang.Thread.run;"));
-    total += std::stoull(line.substr(line.rfind(' ') + 1));
-  }
-  CHECK(lines >= 1);
-  CHECK(total == 2 * blocked);
-  CHECK(ring.collapsed("BLOCKED", 1).find(" " + std::to_string(blocked)) != std::string::npos);
-  CHECK(ring.collapsed("NO_SUCH_STATE").empty());
+TEST_CASE("ring: first_id is the oldest sample kept", "[store]") {
+  store::Ring ring({2, std::uint64_t{1} << 30});
+  CHECK_FALSE(ring.first_id());
+  const auto a = ring.add("Full thread dump a\n", {});
+  ring.add("Full thread dump b\n", {});
+  CHECK(ring.first_id() == a);
+  const auto c = ring.add("Full thread dump c\n", {});
+  REQUIRE(c);
+  CHECK(ring.first_id() == *c - 1);
 }
 
 TEST_CASE("ring: a sample that cannot fit on its own is refused, and the ring stays as it was", "[store][ring][security]") {

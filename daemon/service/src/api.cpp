@@ -137,7 +137,7 @@ void Daemon::Impl::add_routes() {
     const auto samples = r.query.find("samples");
     const auto last = samples == r.query.end() ? std::optional<std::uint64_t>(0) : number(samples->second);
     if (!last) return http::bad_request("samples takes a number");
-    return http::text_response(s.ring().collapsed(state == r.query.end() ? "" : state->second, *last));
+    return http::text_response(s.stacks().collapsed(state == r.query.end() ? "" : state->second, *last));
   }));
   add_page_routes();
 }

@@ -41,6 +41,7 @@ TargetState::TargetState(std::string label, TargetSettings settings)
 void TargetState::apply(TargetSettings settings) {
   settings_ = std::move(settings);
   ring_.set_limits(settings_.ring);
+  if (auto first = ring_.first_id()) stacks_.forget_before(*first);  // smaller limits evict at once
 }
 
 std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
@@ -62,6 +63,8 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   last_error_ = std::move(in.error);  // "" once the target recovers
   if (!metrics_.up) return std::nullopt;
   correlator_.add(dumps.front(), in.started);
+  stacks_.add(*id, dumps.front());
+  stacks_.forget_before(ring_.first_id().value_or(*id));
   metrics_.last_sample_time = in.started;
   count_sample();
   return id;

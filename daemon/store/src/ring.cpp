@@ -4,12 +4,9 @@
 #include "lockwatch/store/ring.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
-#include "collapsed.hpp"
 #include "header_numbers.hpp"
 #include "lockwatch/store/intern_pool.hpp"
 
@@ -194,20 +191,9 @@ std::optional<std::string> Ring::text(std::uint64_t id) const {
   return s ? std::optional(impl_->render(*s)) : std::nullopt;
 }
 
-std::string Ring::collapsed(std::string_view state, std::size_t last) const {
-  const auto& samples = impl_->samples;
-  const auto first = last == 0 || last >= samples.size() ? 0 : samples.size() - last;
-  std::unordered_map<Id, std::optional<detail::CollapsedThread>> by_shape;  // threads repeat their block
-  std::map<std::string, std::uint64_t> counts;
-  for (auto i = first; i < samples.size(); ++i)
-    for (Id block : samples[i].blocks) {
-      auto [it, fresh] = by_shape.try_emplace(block);
-      if (fresh) it->second = detail::collapse_block(impl_->line_views(block));
-      if (it->second && (state.empty() || it->second->state == state)) ++counts[it->second->stack];
-    }
-  std::string out;
-  for (const auto& [stack, n] : counts) out.append(stack).append(" ").append(std::to_string(n)).append("\n");
-  return out;
+std::optional<std::uint64_t> Ring::first_id() const {
+  if (impl_->samples.empty()) return std::nullopt;
+  return impl_->samples.front().info.id;
 }
 
 void Ring::set_limits(RingLimits limits) {

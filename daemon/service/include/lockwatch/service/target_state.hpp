@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/export/target_metrics.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/dump_result.hpp"
@@ -62,6 +63,8 @@ class TargetState {
   const std::string& label() const noexcept { return metrics_.target; }
   const store::Ring& ring() const noexcept { return ring_; }
   const analysis::Correlator& correlator() const noexcept { return correlator_; }
+  /// The collapsed stacks of the samples the ring keeps (flame-graph input).
+  const analysis::StackHistory& stacks() const noexcept { return stacks_; }
   std::uint32_t latest_blocked() const noexcept { return latest_blocked_; }
   /// Threads of the latest sample waiting for a lock or resource of this kind.
   std::uint32_t latest_waiters(analysis::LockKind kind) const noexcept { return latest_waiters_[static_cast<std::size_t>(kind)]; }
@@ -79,6 +82,7 @@ class TargetState {
   TargetSettings settings_;
   store::Ring ring_;
   analysis::Correlator correlator_;
+  analysis::StackHistory stacks_;  // one entry per sample of ring_, evicted with it
   exporter::TargetMetrics metrics_;
   std::uint64_t unsettled_ = 0;  // newest dumps whose holders are not counted yet
   std::uint32_t latest_blocked_ = 0;

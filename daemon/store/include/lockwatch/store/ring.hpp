@@ -44,9 +44,8 @@ class Ring {
   std::vector<SampleInfo> list() const;  // oldest first
   std::optional<SampleInfo> info(std::uint64_t id) const;
   std::optional<std::string> text(std::uint64_t id) const;
-  /// Flame-graph input: "frame;frame;frame count" lines, root first, over the threads in
-  /// `state` ("BLOCKED", ...; empty = all) of the newest `last` samples (0 = all).
-  std::string collapsed(std::string_view state, std::size_t last = 0) const;
+  /// The id of the oldest sample kept; nothing when the ring is empty.
+  std::optional<std::uint64_t> first_id() const;
 
   void set_limits(RingLimits limits);
   std::size_t size() const noexcept;
