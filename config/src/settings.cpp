@@ -11,6 +11,8 @@ namespace {
 
 constexpr std::array<std::pair<Backend, std::string_view>, 2> backend_names{
     {{Backend::attach, "attach"}, {Backend::jstack, "jstack"}}};
+constexpr std::array<std::pair<DumpFormat, std::string_view>, 3> dump_format_names{
+    {{DumpFormat::automatic, "auto"}, {DumpFormat::print, "print"}, {DumpFormat::json, "json"}}};
 constexpr std::array<std::pair<LogLevel, std::string_view>, 6> level_names{{{LogLevel::trace, "trace"},
                                                                             {LogLevel::debug, "debug"},
                                                                             {LogLevel::info, "info"},
@@ -70,6 +72,8 @@ std::string describe_web(const std::string& file, const WebSettings& web) {
 std::string_view to_string(Backend backend) { return name_of(backend, backend_names); }
 std::string_view to_string(LogLevel level) { return name_of(level, level_names); }
 std::optional<Backend> parse_backend(std::string_view text) { return value_of(text, backend_names); }
+std::string_view to_string(DumpFormat format) { return name_of(format, dump_format_names); }
+std::optional<DumpFormat> parse_dump_format(std::string_view text) { return value_of(text, dump_format_names); }
 std::optional<LogLevel> parse_log_level(std::string_view text) { return value_of(text, level_names); }
 std::string_view to_string(AttachAs as) { return name_of(as, attach_as_names); }
 std::optional<AttachAs> parse_attach_as(std::string_view text) { return value_of(text, attach_as_names); }
@@ -92,7 +96,8 @@ std::string to_string(const LockPolicy& policy) {
 
 std::string summary(const Config& c) {
   return "listen " + c.listen + ", interval " + format_duration(c.interval) + ", timeout " +
-         format_duration(c.timeout) + ", backend " + std::string(to_string(c.backend)) + ", locks " +
+         format_duration(c.timeout) + ", backend " + std::string(to_string(c.backend)) +
+         (c.dump_format == DumpFormat::automatic ? "" : ", dump format " + std::string(to_string(c.dump_format))) + ", locks " +
          to_string(c.locks) +
          (c.attach.as == AttachAs::target ? ", attach as each target (idle uid " + std::to_string(c.attach.idle_uid) +
                                                  " gid " + std::to_string(c.attach.idle_gid) + ")"

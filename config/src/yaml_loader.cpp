@@ -280,6 +280,8 @@ constexpr Key keys[] = {
     {"timeout", [](Loader& l, const Item& i) { l.duration(i, l.config.timeout); }},
     {"backend", [](Loader& l, const Item& i) { l.choice(i, l.config.backend, parse_backend, "attach, jstack"); }},
     {"jstack_path", [](Loader& l, const Item& i) { l.text(i, l.config.jstack_path); }},
+    {"dump_format",
+     [](Loader& l, const Item& i) { l.choice(i, l.config.dump_format, parse_dump_format, "auto, print, json"); }},
     {"max_concurrent_dumps",
      [](Loader& l, const Item& i) { l.count(i, detail::limits::max_concurrent_dumps, l.config.max_concurrent_dumps); }},
     {"locks", [](Loader& l, const Item& i) { l.locks(i, l.config.locks); }},

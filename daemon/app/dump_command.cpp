@@ -12,10 +12,12 @@ namespace lockwatch::app {
 namespace {
 
 constexpr std::string_view usage =
-    "usage: lockwatch dump --pid PID [--backend attach|jstack] [--locks] [--timeout DURATION]\n"
+    "usage: lockwatch dump --pid PID [--backend attach|jstack] [--format print|json] [--locks] [--timeout DURATION]\n"
     "  Prints one thread dump of a running JVM, like jstack. attach (the default) speaks the\n"
     "  JVM's attach protocol directly; jstack runs the JDK's tool. --locks adds j.u.c. lock\n"
-    "  owners, which walks the whole heap while the JVM is stopped: use it sparingly.\n";
+    "  owners, which walks the whole heap while the JVM is stopped: use it sparingly.\n"
+    "  --format json (attach, JDK 21+) prints the JVM's JSON dump (Thread.dump_to_file), which\n"
+    "  lists virtual threads too; print (the default) is Thread.print's text.\n";
 
 struct Options {
   int pid = 0;
@@ -31,7 +33,7 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
       o.request.locks = true;
       continue;
     }
-    if (a != "--pid" && a != "--backend" && a != "--timeout") return "unknown option " + std::string(a);
+    if (a != "--pid" && a != "--backend" && a != "--timeout" && a != "--format") return "unknown option " + std::string(a);
     if (value.empty()) return std::string(a) + " needs a value";
     ++i;
     if (a == "--pid") {
@@ -40,12 +42,17 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
     } else if (a == "--backend") {
       if (value != "attach" && value != "jstack") return "--backend takes attach or jstack";
       o.jstack = value == "jstack";
+    } else if (a == "--format") {
+      if (value != "print" && value != "json") return "--format takes print or json";
+      o.request.form = value == "json" ? sampling::DumpForm::json : sampling::DumpForm::print;
     } else {
       auto d = config::parse_duration(value);
       if (!d || d->count() <= 0) return "--timeout takes a duration like 500ms, 10s, 1m";
       o.request.timeout = *d;
     }
   }
+  if (o.jstack && o.request.form == sampling::DumpForm::json) return "--format json needs --backend attach";
+  if (o.request.locks && o.request.form == sampling::DumpForm::json) return "--locks applies to --format print only";
   return o.request.pid > 0 ? "" : "--pid is required";
 }
 

@@ -10,7 +10,9 @@
 // decoy (the same with "DECOY" threads, on --socket PATH and without hsperfdata: a socket
 // planted in lockwatch's own /tmp). Hostile modes: endless, huge-line, many-threads, stall,
 // drip, nested-locks, long-name, fifo-trigger, symlink-trigger, socket-swap, perfdata-swap,
-// fork. Tool mode: write-perfdata --out FILE (a valid hsperfdata file for a test to plant).
+// fork, json-symlink and json-fifo (answer a `jcmd Thread.dump_to_file -format=json PATH`
+// request by planting a symlink to --link-target, or a FIFO, at PATH and reporting it
+// written; a thread dump request gets the small valid dump). Tool mode: write-perfdata --out FILE (a valid hsperfdata file for a test to plant).
 //
 // What it touches: its own /tmp (the hsperfdata file and directory, .java_pid<pid>,
 // .attach_pid<pid> and helper names starting with .lw_), its cwd's .attach_pid<pid>, the
@@ -60,7 +62,7 @@ constexpr std::uint64_t MiB = 1024 * 1024;
 constexpr const char* usage =
     "usage: lockwatch_fake_jvm --mode MODE [options]\n"
     "modes: ok endless huge-line many-threads stall drip nested-locks long-name fifo-trigger\n"
-    "       symlink-trigger socket-swap perfdata-swap fork decoy write-perfdata\n"
+    "       symlink-trigger socket-swap perfdata-swap fork decoy json-symlink json-fifo write-perfdata\n"
     "  --threads N        BLOCKED threads in a dump (ok 6, many-threads 20000)\n"
     "  --bytes N          huge-line: length of the line (default 256MiB; 0: endless)\n"
     "  --locks N          nested-locks: '- locked' lines in one thread (default 200000)\n"
@@ -461,8 +463,13 @@ bool send_all(int fd, const char* data, std::size_t size) {
 }
 bool send_all(int fd, const std::string& s) { return send_all(fd, s.data(), s.size()); }
 
+// The request the connection's thread read last ("1\0jcmd\0...\0\0\0"): the json modes
+// answer the path in it.
+thread_local std::string t_request;
+
 // Reads the request: version, command and three arguments, each NUL-terminated.
 bool read_request(int fd) {
+  t_request.clear();
   int nuls = 0;
   std::size_t total = 0;
   const auto deadline = Clock::now() + std::chrono::seconds(5);
@@ -475,6 +482,7 @@ bool read_request(int fd) {
     const auto n = ::read(fd, buf, sizeof buf);
     if (n <= 0) return false;
     for (ssize_t i = 0; i < n; ++i) nuls += buf[i] == '\0';
+    t_request.append(buf, static_cast<std::size_t>(n));
     total += static_cast<std::size_t>(n);
     if (total > 4096) return false;
   }
@@ -538,6 +546,25 @@ void serve_forever(int listener, const Writer& writer) {
 
 Writer fixed_reply(std::string payload) {
   return [payload = "0\n" + std::move(payload)](int fd) { send_all(fd, payload); };
+}
+
+// The path of a `jcmd Thread.dump_to_file -format=json PATH` request; "" for any other.
+std::string json_dump_path(const std::string& request) {
+  const std::string prefix = std::string("1\0jcmd\0", 7) + "Thread.dump_to_file -format=json ";
+  if (request.compare(0, prefix.size(), prefix) != 0) return {};
+  const auto end = request.find('\0', prefix.size());
+  return end == std::string::npos ? std::string{} : request.substr(prefix.size(), end - prefix.size());
+}
+
+// What a compromised JVM does with lockwatch's JSON dump request: plant something else at
+// the path, then report the file written. Thread dump requests get `dump`.
+Writer planting_reply(std::function<void(const std::string&)> plant, std::string dump) {
+  return [plant = std::move(plant), dump = "0\n" + std::move(dump)](int fd) {
+    const auto path = json_dump_path(t_request);
+    if (path.empty()) return void(send_all(fd, dump));
+    plant(path);
+    send_all(fd, "0\nCreated " + path + "\n");
+  };
 }
 
 // Thread entries at full speed until the reader goes: an attach reply with no end.
@@ -833,6 +860,15 @@ int main(int argc, char** argv) {
     if (!o.private_tmp) die("perfdata-swap replaces /tmp/hsperfdata_<user>: only with --private-tmp");
     if (o.link_target.empty()) die("perfdata-swap needs --link-target DIR");
     writer = fixed_reply(small_dump(o.threads, "fake-exec-", "fake-exec-0"));
+  } else if (mode == "json-symlink") {
+    if (o.link_target.empty()) die("json-symlink needs --link-target PATH");
+    writer = planting_reply([target = o.link_target](const std::string& p) {
+      if (::symlink(target.c_str(), p.c_str()) != 0) std::fprintf(stderr, "lockwatch_fake_jvm: symlink %s: %s\n", p.c_str(), std::strerror(errno));
+    }, small_dump(o.threads, "fake-exec-", "fake-exec-0"));
+  } else if (mode == "json-fifo") {
+    writer = planting_reply([](const std::string& p) {
+      if (::mkfifo(p.c_str(), 0600) != 0) std::fprintf(stderr, "lockwatch_fake_jvm: mkfifo %s: %s\n", p.c_str(), std::strerror(errno));
+    }, small_dump(o.threads, "fake-exec-", "fake-exec-0"));
   } else if (mode == "fork") {
     writer = nullptr;
   } else if (mode == "decoy") {

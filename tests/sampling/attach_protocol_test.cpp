@@ -16,6 +16,7 @@
 
 using namespace lockwatch::sampling;
 using namespace std::string_view_literals;
+using namespace std::string_literals;
 
 TEST_CASE("attach request: the exact bytes jstack sends (JDK 8-23)", "[attach][protocol]") {
   CHECK(encode_request(AttachCommand::threaddump) == "1\0threaddump\0\0\0\0"sv);
@@ -29,9 +30,14 @@ TEST_CASE("attach request: nothing but a read-only thread dump can be encoded", 
   static_assert(!std::is_invocable_v<decltype(&encode_request), std::string_view>);
   static_assert(!std::is_invocable_v<decltype(&encode_request), const char*>);
   static_assert(!std::is_invocable_v<decltype(&encode_request), int>);
-  const std::set<std::string> allowed{std::string("1\0threaddump\0\0\0\0"sv), std::string("1\0threaddump\0-l\0\0\0"sv)};
+  // The one command with an argument (JDK 21+'s JSON dump) takes only a generated file name.
+  static_assert(!std::is_invocable_v<decltype(&encode_request), AttachCommand, std::string>);
+  const auto name = DumpFileName::generate(1000);
+  REQUIRE(name);
+  const std::set<std::string> allowed{std::string("1\0threaddump\0\0\0\0"sv), std::string("1\0threaddump\0-l\0\0\0"sv),
+                                      "1\0jcmd\0Thread.dump_to_file -format=json "s + name->jvm_path() + "\0\0\0"s};
   std::set<std::string> seen;
-  for (unsigned v = 0; v <= 255; ++v) seen.insert(encode_request(static_cast<AttachCommand>(v)));
+  for (unsigned v = 0; v <= 255; ++v) seen.insert(encode_request(static_cast<AttachCommand>(v), *name));
   CHECK(seen == allowed);
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "attach_preflight.hpp"
+#include "dump_file.hpp"
 #include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/attach_protocol.hpp"
 
@@ -38,7 +39,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
                 std::function<void(DumpResult)> done)
       : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
-        done_(std::move(done)), started_(Clock::now()), text_(request.bounds) {}
+        done_(std::move(done)), started_(Clock::now()), text_(request.bounds), file_text_(request.bounds) {}
 
   void start() {
     deadline_.expires_after(request_.timeout);
@@ -55,6 +56,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     auto found = detail::find_target(proc_, request_.pid);
     if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
     target_ = std::move(std::get<detail::Target>(found));
+    if (json() && !prepare_dump_file()) return;
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
     if (auto* file = std::get_if<detail::SocketFile>(&state)) return connect(std::move(*file));
@@ -62,6 +64,25 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
  private:
+  bool json() const { return request_.form == DumpForm::json; }
+
+  // The JVM writes the JSON dump to a fresh name in lockwatch's directory in its /tmp; made
+  // before the request with the JVM's ids (held by start()), so the JVM can create the file.
+  bool prepare_dump_file() {
+    // Leftovers are files a JVM wrote after their dump gave up (a timeout) or of a lockwatch
+    // that died mid-dump. Only those older than any dump in flight can take are removed, so a
+    // second lockwatch (`lockwatch dump` next to the daemon) never loses the file it waits for.
+    const auto age = std::max<std::chrono::seconds>(std::chrono::minutes(1),
+                                                    std::chrono::duration_cast<std::chrono::seconds>(request_.timeout * 2));
+    auto dir = detail::open_dump_dir(target_, age);
+    if (auto* refusal = std::get_if<detail::Refusal>(&dir)) return finish(refusal->outcome, refusal->error), false;
+    dump_dir_ = std::get<detail::DumpDir>(std::move(dir));
+    auto name = DumpFileName::generate(target_.status.euid());
+    if (!name) return finish(Outcome::io_error, std::string("no random bytes for a dump file name: ") + std::strerror(errno)), false;
+    dump_name_ = std::move(*name);
+    return true;
+  }
+
   // The listener starts lazily on the first attach: trigger file + SIGQUIT, once.
   void start_listener() {
     if (!options_.may_start_listener)
@@ -137,7 +158,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   }
 
   void send_request() {
-    request_bytes_ = encode_request(request_.locks ? AttachCommand::threaddump_locks : AttachCommand::threaddump);
+    request_bytes_ = json() ? encode_request(AttachCommand::dump_to_file_json, dump_name_)
+                            : encode_request(request_.locks ? AttachCommand::threaddump_locks : AttachCommand::threaddump);
     asio::async_write(socket_, asio::buffer(request_bytes_), [self = shared_from_this()](error_code ec, std::size_t) {
       if (self->finished_) return;
       if (ec) return self->finish(Outcome::attach_refused, "the JVM closed the connection on our request: " + ec.message() +
@@ -168,9 +190,51 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (!proc_.exists(target_.pid)) return finish_gone();
     if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
+    if (json()) return json_reply();
     if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.text().substr(0, 200));
     if (text_.text().find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
     finish(Outcome::ok, {});
+  }
+
+  // The reply only says whether the JVM wrote the file; the dump is in the file. A JDK before
+  // 21 answers the unknown command with a non-zero status (JDK 17: "Unknown diagnostic
+  // command"); a JVM that cannot write says "Failed: ..." with status 0.
+  void json_reply() {
+    const auto said = text_.text().substr(0, std::min<std::size_t>(text_.text().find('\n'), 300));
+    if (*reply_.status() != 0)
+      return finish(Outcome::dump_file_failed, "the JVM refused Thread.dump_to_file -format=json (it needs JDK 21+): " + said);
+    if (!reports_created(text_.text(), dump_name_))
+      return finish(Outcome::dump_file_failed, "the JVM did not write its JSON thread dump to " + dump_name_.jvm_path() + ": " + said);
+    {
+      const ActAs as(jvm_ids());
+      if (!as) return finish(Outcome::attach_refused, as.error());
+      auto file = detail::open_dump_file(dump_dir_, dump_name_, target_, request_.bounds.max_bytes);
+      if (auto* refusal = std::get_if<detail::Refusal>(&file)) return finish(refusal->outcome, refusal->error);
+      dump_fd_ = std::get<Fd>(std::move(file));
+    }
+    read_file();
+  }
+
+  // A regular file's read never waits for the target, but 32 MiB at once would hold the io
+  // thread (and the HTTP server on it) for tens of milliseconds: one buffer per handler, so
+  // whatever else is due runs in between; the dump's deadline still covers it.
+  void read_file() {
+    const auto n = ::read(dump_fd_.get(), buffer_.data(), buffer_.size());
+    if (n < 0 && errno == EINTR) return post_read_file();
+    if (n < 0) return finish(Outcome::io_error, "reading " + dump_dir_.shown + "/" + dump_name_.file() + ": " + std::strerror(errno));
+    if (n == 0) return file_text_.text().empty() ? finish(Outcome::parse_error, "the JVM wrote an empty JSON dump")
+                                                 : finish(Outcome::ok, {});
+    // The file may grow after the size check (the JVM's uid can append): bounded here too.
+    if (!file_text_.append({buffer_.data(), static_cast<std::size_t>(n)}))
+      return finish(Outcome::too_large, "the JSON dump passed limits.max_reply_bytes (" +
+                                            std::to_string(request_.bounds.max_bytes) + " bytes)");
+    post_read_file();
+  }
+
+  void post_read_file() {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->finished_) self->read_file();
+    });
   }
 
   // A JVM that dies mid-dump closes the socket like one that refuses us, and the kernel
@@ -212,16 +276,31 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
 
   Ids jvm_ids() const { return {target_.status.euid(), target_.status.egid()}; }
 
+  // Whatever happened - read, refused, failed, timed out - the file goes: nothing of a dump
+  // stays in the JVM's /tmp. A JVM still writing after a timeout leaves one behind, which a
+  // later dump's clean-up removes (prepare_dump_file).
+  void remove_dump_file() {
+    dump_fd_ = Fd{};
+    if (!dump_dir_.fd) return;
+    {
+      const ActAs as(jvm_ids());
+      if (as) detail::remove_dump_file(dump_dir_, dump_name_);
+    }
+    dump_dir_ = {};
+  }
+
   void finish(Outcome outcome, std::string error) {
     if (finished_) return;
     finished_ = true;
     remove_trigger();
+    remove_dump_file();
     error_code ignored;
     socket_.close(ignored);
     deadline_.cancel();
     poll_.cancel();
-    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text_.text()) : std::string{},
-                      std::move(error), Clock::now() - started_};
+    auto& text = json() ? file_text_.text() : text_.text();
+    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text) : std::string{},
+                      std::move(error), Clock::now() - started_, request_.form};
     asio::post(socket_.get_executor(), [done = std::move(done_), result = std::move(result)]() mutable { done(std::move(result)); });
   }
 
@@ -246,6 +325,10 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   BoundedReply text_;
   std::size_t bytes_ = 0;
   bool finished_ = false;
+  detail::DumpDir dump_dir_;  // json: lockwatch's directory in the JVM's /tmp
+  DumpFileName dump_name_;    // json: the file the JVM is asked to write there
+  Fd dump_fd_;                // json: that file, once checked
+  BoundedReply file_text_;    // json: its content
 };
 
 }  // namespace

@@ -14,8 +14,11 @@ std::string_view to_string(Outcome outcome) noexcept {
     case Outcome::tool_failed: return "tool_failed";
     case Outcome::too_large: return "too_large";
     case Outcome::untrusted: return "untrusted";
+    case Outcome::dump_file_failed: return "dump_file_failed";
   }
   return "io_error";
 }
+
+std::string_view to_string(DumpForm form) noexcept { return form == DumpForm::json ? "json" : "print"; }
 
 }  // namespace lockwatch::sampling

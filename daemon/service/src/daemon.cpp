@@ -70,6 +70,11 @@ std::optional<std::regex> compile(const std::string& pattern) {
   return std::regex(pattern, std::regex::ECMAScript);
 }
 
+sampling::FormMode form_mode(config::DumpFormat f) {
+  if (f == config::DumpFormat::print) return sampling::FormMode::print;
+  return f == config::DumpFormat::json ? sampling::FormMode::json : sampling::FormMode::automatic;
+}
+
 log::Level log_level(config::LogLevel l) { return static_cast<log::Level>(static_cast<int>(l)); }
 
 }  // namespace
@@ -183,6 +188,7 @@ void Daemon::Impl::add_target(const sampling::DiscoveredJvm& jvm) {
   for (const auto& [key, w] : targets) used.insert(w->label);
   for (int n = 2; used.count(label); ++n) label = target_label(jvm.argv) + "-" + std::to_string(n);
   auto w = std::make_shared<Watched>(next_key++, jvm, label, target_settings());
+  w->form.set_mode(form_mode(config.dump_format));
   label_pod(*w);
   targets.emplace(w->key, w);
   scheduler.add(w->key, jvm.id.pid, schedule(), 0ms);
@@ -241,7 +247,28 @@ void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<v
     const auto path = config.jstack_path.empty() ? sampling::find_jstack() : config.jstack_path;
     return sampling::async_jstack_dump(io, request, path, std::move(done));
   }
+  if (auto w = find_pid(request.pid)) return attach_backend(w, request, std::move(done));
   sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(done));
+}
+
+// The chooser sees every result of its target, on this (the io) thread; a JSON dump the JVM
+// cannot write is logged here with when JSON is tried again, besides the failed sample itself.
+void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
+                                  std::function<void(sampling::DumpResult)> done) {
+  const auto now = std::chrono::steady_clock::now();
+  request.form = w->form.choose(now);
+  if (auto why = w->form.reason(now); why != w->form_reason) {
+    w->form_reason = why;
+    log::info("dump form", {{"target", w->label}, {"form", std::string(sampling::to_string(request.form))}, {"reason", why}});
+  }
+  auto observe = [w, done = std::move(done)](sampling::DumpResult result) {
+    w->form.observe(result.form, result.outcome, result.text, std::chrono::steady_clock::now());
+    if (result.outcome == sampling::Outcome::dump_file_failed)
+      log::warn("JSON thread dump failed; taking Thread.print for 10m, then trying JSON again",
+                {{"target", w->label}, {"error", result.error}});
+    done(std::move(result));
+  };
+  sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(observe));
 }
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off.
@@ -368,7 +395,7 @@ void Daemon::Impl::apply(const config::Config& c) {
   config.attach = keep_attach;
   match = compile(config.targets.match);
   log::set_level(log_level(config.log.level));
-  for (const auto& [key, w] : targets) scheduler.update(key, schedule());
+  for (const auto& [key, w] : targets) scheduler.update(key, schedule()), w->form.set_mode(form_mode(config.dump_format));
   asio::post(worker, [self = shared_from_this(), policy = incident_policy(config.incidents), settings = target_settings(),
                       targets = targets] {
     self->incidents = policy;
@@ -402,6 +429,12 @@ sampling::ScheduleOptions Daemon::Impl::schedule() const {
 std::shared_ptr<Watched> Daemon::Impl::find(sampling::TargetKey key) const {
   auto it = targets.find(key);
   return it == targets.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Watched> Daemon::Impl::find_pid(int pid) const {
+  for (const auto& [key, w] : targets)
+    if (w->jvm.id.pid == pid) return w;
+  return nullptr;
 }
 
 std::shared_ptr<Watched> Daemon::Impl::find(std::string_view label) const {

@@ -18,6 +18,7 @@
 #include "lockwatch/http/server.hpp"
 #include "lockwatch/sampling/asio.hpp"
 #include "lockwatch/sampling/discovery.hpp"
+#include "lockwatch/sampling/dump_form.hpp"
 #include "lockwatch/sampling/pod_identity.hpp"
 #include "lockwatch/sampling/scheduler.hpp"
 #include "lockwatch/service/daemon.hpp"
@@ -36,6 +37,8 @@ struct Watched {
   const sampling::TargetKey key;
   const sampling::DiscoveredJvm jvm;
   const std::string label;   // read by the io thread without the mutex
+  sampling::FormChooser form;  // io thread only: which dump form its next sample takes
+  std::string form_reason;      // io thread only: why, as last logged
   std::mutex mu;             // guards everything below
   TargetState state;
   std::optional<Trigger> incident;  // a burst is running for it
@@ -73,6 +76,10 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   TargetSettings target_settings() const;
   sampling::ScheduleOptions schedule() const;
   void backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done);
+  /// The attach backend's dump in the form the target's FormChooser picks; the result goes back to it.
+  void attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
+                      std::function<void(sampling::DumpResult)> done);
+  std::shared_ptr<Watched> find_pid(int pid) const;
   std::shared_ptr<Watched> find(sampling::TargetKey key) const;
   std::shared_ptr<Watched> find(std::string_view label) const;
 

@@ -16,6 +16,9 @@ inline constexpr std::uint64_t KiB = 1ULL << 10;
 inline constexpr std::uint64_t MiB = 1ULL << 20;
 
 enum class Backend { attach, jstack };
+/// Which thread dump the attach backend takes (docs/sampling.md): `auto` Thread.print until a
+/// JDK 21+ JVM shows virtual threads, then the JSON dump; `print` and `json` force one.
+enum class DumpFormat { automatic, print, json };
 enum class LogLevel { trace, debug, info, warn, error, off };
 
 /// When a dump asks for java.util.concurrent lock owners (jstack -l), which walks the heap
@@ -142,6 +145,7 @@ struct Config {
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
   Backend backend = Backend::attach;
   std::string jstack_path;  // empty: $JAVA_HOME/bin/jstack, else PATH
+  DumpFormat dump_format = DumpFormat::automatic;  // every target; the jstack backend always prints
   std::uint32_t max_concurrent_dumps = 2;
   LockPolicy locks;
   AttachSettings attach;
@@ -171,6 +175,8 @@ std::string_view to_string(LogLevel level);
 /// "never", "on_demand", "every 5 samples".
 std::string to_string(const LockPolicy& policy);
 std::optional<Backend> parse_backend(std::string_view text);
+std::string_view to_string(DumpFormat format);  // "auto", "print", "json"
+std::optional<DumpFormat> parse_dump_format(std::string_view text);
 std::optional<LogLevel> parse_log_level(std::string_view text);
 std::string_view to_string(AttachAs as);  // "self", "target"
 std::optional<AttachAs> parse_attach_as(std::string_view text);
