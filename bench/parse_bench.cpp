@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parser throughput on real dumps. BM_Memchr_Lines counts lines over the same buffer: the
 // floor any line-based reader pays, so the parser's MB/s reads as a fraction of it.
+// BM_DaemonSample is the daemon's work per sample: the input as one reply, parsed whole and
+// correlated with the samples before it (scripts/bench-vthreads.sh, one dump per file).
 //
 // Input: LOCKWATCH_BENCH_INPUT names a file, or a directory whose files (recursively, in
 // name order) are concatenated in memory; unset, the real-dump corpus directory.
@@ -137,10 +139,26 @@ void BM_ParseAnalyze(benchmark::State& state) {
   finish_counters(state, dumps);
 }
 
+// What the daemon does with each sample it takes: the reply is whole in memory, parsed in one
+// piece and added to the target's correlator (its ring and exporter are not counted here).
+void BM_DaemonSample(benchmark::State& state) {
+  if (!check_input(state)) return;
+  std::uint64_t dumps = 0;
+  lockwatch::analysis::Correlator correlator({.max_samples = 60});
+  for ([[maybe_unused]] auto _ : state) {
+    auto parsed = parser::parse_dumps(input());
+    for (const auto& d : parsed) correlator.add(d, static_cast<double>(dumps++));
+    auto latest = correlator.tally(correlator.size() - 1).waiters.size();
+    benchmark::DoNotOptimize(latest);
+  }
+  finish_counters(state, state.iterations() > 0 ? dumps / static_cast<std::uint64_t>(state.iterations()) : 0);
+}
+
 // Milliseconds: one iteration over 100 MB takes seconds, over the corpus a few ms.
 BENCHMARK(BM_Memchr_Lines)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseAnalyze)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DaemonSample)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -37,6 +37,7 @@ TargetMetrics shop() {
   m.last_sample_time = 1700000000.5;  // fixed input: nothing in the output comes from a clock
   m.new_durations = {0.004, 0.018, 0.021, 0.3, 12.0};
   m.totals.samples = {{"ok", 120}, {"timeout", 2}, {"attach_refused", 1}};
+  m.totals.samples_by_form = {{"print", 100}, {"json", 20}};
   m.totals.wait_observations = {{lock("monitor", "Inventory", "Inventory.reserve"), 340},
                                 {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 57}};
   m.totals.holder_observations = {{lock("monitor", "Inventory", "Inventory.recalculate"), 95},
@@ -48,6 +49,8 @@ TargetMetrics shop() {
   m.totals.ring_evictions = 40;
   LatestSample latest;
   latest.threads_by_state = {{"BLOCKED", 7}, {"RUNNABLE", 22}, {"TIMED_WAITING", 9}, {"WAITING", 31}};
+  latest.virtual_threads_by_state = {{"BLOCKED", 199}, {"RUNNABLE", 1}, {"WAITING", 4800}};
+  latest.pinned_carrier_threads = 1;
   latest.lock_waiters = {{lock("monitor", "Inventory", "Inventory.reserve"), 6},
                          {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 1}};
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 6}, {"RUNNABLE", 4}, {"WAITING", 190}}},
@@ -83,11 +86,13 @@ std::string hostile_labels() {
   m.target = "odd\"target\\1\n";
   m.up = true;
   m.totals.samples = {{"ok", 1}, {"no such outcome", 4}};
+  m.totals.samples_by_form = {{"json", 1}, {"xml", 2}};  // a form outside the closed set is "other"
   m.totals.wait_observations = {{lock("monitor", "Quote\"Back\\slash", "Line\nBreak.run"), 2},
                                 {lock("monitor", "other", "other"), 1},  // a class really named "other"
                                 {lock("spin", "Bad\xFF\xFEUtf8", "Ctl\x01\x7F.run"), 1}};
   LatestSample latest;
   latest.threads_by_state = {{"BLOCKED", 1}, {"BL\nOCKED", 1}};
+  latest.virtual_threads_by_state = {{"PINNED", 3}};
   latest.lock_waiters = {{lock("monitor", std::string(400, 'C'), "Caf\xC3\xA9.\xE6\x97\xA5\xE6\x9C\xAC"), 2}};
   latest.pool_threads = {{"pool-\xC0\xAF-N", {{"RUNNABLE", 2}}}};
   m.latest = latest;

@@ -245,3 +245,51 @@ TEST_CASE("live: virtual threads (JDK 21+), jstack and Thread.dump_to_file", "[i
     CHECK(has_holder(*metrics, "MetricsRegistry.record", "VirtualThreads.sleep"));
   }
 }
+
+TEST_CASE("live: Thread.print and JSON samples of one JVM alternate, correlated by thread id", "[integration][jvm][vthreads]") {
+  for (const auto& jdk : jdks(true)) {
+    Scenario s(jdk, "VirtualThreads");
+    const auto jcmd = (jdk.home / "bin" / "jcmd").string();
+    const auto pid = std::to_string(s.jvm->pid());
+    const auto file = fs::temp_directory_path() / ("lockwatch-alternate-" + pid + ".json");
+    analysis::Correlator c;
+    for (int i = 0; i < 4; ++i) {
+      std::string text;
+      if (i % 2 == 0) {
+        auto r = test::run_command({jcmd, pid, "Thread.print"}, 60s);
+        REQUIRE(r.exit_code == 0);
+        text = r.out;
+      } else {
+        auto r = test::run_command({jcmd, pid, "Thread.dump_to_file", "-overwrite", "-format=json", file.string()}, 60s);
+        REQUIRE(r.exit_code == 0);
+        text = test::read_file(file);
+        fs::remove(file);
+      }
+      for (auto& d : parser::parse_dumps(text)) c.add(d, i);
+      std::this_thread::sleep_for(200ms);
+    }
+    const auto r = c.report();
+    REQUIRE(r.dumps.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      INFO("dump " << i);
+      const auto& d = r.dumps[i];
+      CHECK(d.format == (i % 2 == 0 ? model::DumpFormat::jstack : model::DumpFormat::dump_to_file_json));
+      // Platform states agree across forms: the virtual threads are counted apart.
+      CHECK(d.states.at(model::ThreadState::blocked) == 1);  // platform-monitor-waiter
+      CHECK((i % 2 == 0 ? d.virtual_threads == 0 : d.virtual_threads >= 9));
+      CHECK(d.pinned_carrier_threads == 1);                   // tls-init-vt in its class initializer
+    }
+    // One lock key in both forms; its text-sample waiters find the virtual holder in the JSON
+    // neighbours, and the waiter is one thread (its #id is the JSON tid) stuck for all 4 samples.
+    const auto* audit = find_lock(r, LockKind::monitor, "AuditLog");
+    REQUIRE(audit);
+    CHECK(audit->dumps_seen == 4);
+    CHECK(audit->resolution.same_dump == 2);
+    CHECK(audit->resolution.correlated == 2);
+    REQUIRE_FALSE(audit->holders.empty());
+    CHECK(audit->holders[0].thread == "audit-vt");
+    auto stuck = std::find_if(r.stuck.begin(), r.stuck.end(), [](const auto& t) { return t.thread == "platform-monitor-waiter"; });
+    REQUIRE(stuck != r.stuck.end());
+    CHECK(stuck->samples == 4);
+  }
+}

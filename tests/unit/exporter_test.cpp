@@ -59,6 +59,7 @@ TargetMetrics full(const std::string& target) {
   m.last_sample_time = 1700000000.25;
   m.new_durations = {0.02, 0.3};
   m.totals.samples = {{"ok", 3}, {"timeout", 1}};
+  m.totals.samples_by_form = {{"print", 2}, {"json", 1}};
   m.totals.wait_observations = {{monitor("Inventory"), 5}, {{"park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Pool.take"}, 2}};
   m.totals.holder_observations = {{{"monitor", "Inventory", "Inventory.recalculate"}, 2}};
   m.totals.holder_resolution = {{"same_dump", 2}, {"correlated", 1}, {"unresolved", 4}};
@@ -68,6 +69,8 @@ TargetMetrics full(const std::string& target) {
   m.totals.ring_evictions = 3;
   LatestSample latest;
   latest.threads_by_state = {{"BLOCKED", 3}, {"RUNNABLE", 10}, {"WAITING", 4}};
+  latest.virtual_threads_by_state = {{"BLOCKED", 7}, {"WAITING", 900}};
+  latest.pinned_carrier_threads = 1;
   latest.lock_waiters = {{monitor("Inventory"), 3}};
   latest.deadlocked_threads = 2;
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 3}, {"RUNNABLE", 5}}}};
@@ -81,6 +84,9 @@ TargetMetrics full(const std::string& target) {
 
 const std::vector<std::pair<std::string, std::string>> families{
     {"lockwatch_threads", "gauge"},
+    {"lockwatch_virtual_threads", "gauge"},
+    {"lockwatch_pinned_carrier_threads", "gauge"},
+    {"lockwatch_samples_by_form_total", "counter"},
     {"lockwatch_lock_waiters", "gauge"},
     {"lockwatch_lock_wait_observations_total", "counter"},
     {"lockwatch_lock_holder_observations_total", "counter"},
@@ -123,6 +129,9 @@ TEST_CASE("exporter: every family, with its exact name and type", "[export]") {
   CHECK(lines_with(text, "# TYPE ") == families.size());  // and no family besides them
   CHECK(value(text, "lockwatch_build_info{version=\"1.2.3\"}") == 1);
   CHECK(value(text, "lockwatch_threads{state=\"BLOCKED\",target=\"shop-42\"}") == 3);
+  CHECK(value(text, "lockwatch_virtual_threads{state=\"WAITING\",target=\"shop-42\"}") == 900);
+  CHECK(value(text, "lockwatch_pinned_carrier_threads{target=\"shop-42\"}") == 1);
+  CHECK(value(text, "lockwatch_samples_by_form_total{form=\"json\",target=\"shop-42\"}") == 1);
   CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"shop-42\"}") == 3);
   CHECK(value(text, "lockwatch_lock_holder_observations_total{holder_site=\"Inventory.recalculate\",kind=\"monitor\",lock_class=\"Inventory\",target=\"shop-42\"}") == 2);
   CHECK(value(text, "lockwatch_holder_resolution_total{result=\"unresolved\",target=\"shop-42\"}") == 4);

@@ -5,19 +5,47 @@
 #include <set>
 #include <tuple>
 
+#include "lockwatch/analysis/sites.hpp"
+#include "lockwatch/analysis/virtual_threads.hpp"
+
 namespace lockwatch::analysis {
 namespace {
 
-DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double time_s) {
+// Pinned carriers are counted whole but named only up to `named`: a dump of 100 000 virtual
+// threads must not make every sample in the window hold thousands of strings.
+void summarize_virtual(const model::ThreadDump& dump, std::uint32_t named, DumpSummary& s) {
+  s.virtual_states = virtual_thread_states(dump);
+  for (const auto& [state, n] : s.virtual_states) s.virtual_threads += n;
+  const auto pinned = find_pinned_carriers(dump);
+  s.pinned_carrier_threads = static_cast<std::uint32_t>(pinned.size());
+  for (std::size_t i = 0; i < pinned.size() && i < named; ++i) {
+    const auto& p = pinned[i];
+    s.pinned_carriers.push_back({std::string(dump.threads[p.carrier].name), p.virtual_thread,
+                                 std::string(site_from(dump.threads[p.site_thread], p.site_frame))});
+  }
+}
+
+// Thread.dump_to_file of JDK 21-24 (JSON and plain) prints names and stacks only.
+bool prints_states(const model::ThreadDump& dump) {
+  if (dump.format == model::DumpFormat::jstack) return true;
+  return std::any_of(dump.threads.begin(), dump.threads.end(), [](const auto& t) { return t.state != model::ThreadState::none; });
+}
+
+DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double time_s, std::uint32_t named) {
   DumpSummary s;
   s.time = time_s;
   s.timestamp = dump.timestamp;
+  s.format = dump.format;
+  s.lock_fields = prints_states(dump);
   s.threads = static_cast<std::uint32_t>(dump.threads.size());
   for (const auto& t : dump.threads) {
     if (!t.is_java()) continue;
     ++s.java_threads;
-    if (t.state != model::ThreadState::none) ++s.states[t.state];
+    // Virtual threads have their own count: lockwatch_threads stays the platform threads, the
+    // same set a Thread.print sample of the JVM lists.
+    if (!t.is_virtual && t.state != model::ThreadState::none) ++s.states[t.state];
   }
+  summarize_virtual(dump, named, s);
   s.contending_threads = static_cast<std::uint32_t>(g.waits.size());
   for (const auto& c : g.deadlocks) {
     DeadlockSummary d{{}, c.kinds, c.found_in_graph, c.reported_by_jvm};
@@ -93,7 +121,7 @@ std::uint32_t small_id(const std::optional<std::uint64_t>& id) {
 void Correlator::add(const model::ThreadDump& dump, double time_s) {
   const LockGraph g = build_lock_graph(dump);
   Sample s;
-  s.summary = summarize(dump, g, time_s);
+  s.summary = summarize(dump, g, time_s, options_.named_waiters);
   auto holder_id = [&](const Held& h) { return tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at); };
   s.held.reserve(g.held.size());
   for (const auto& h : g.held) s.held.push_back({h.address, tables_.name(h.lock_class), holder_id(h), h.kind});
@@ -102,7 +130,9 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
     const auto& t = dump.threads[w.thread];
     s.waits.push_back({w.address.value_or(0), tables_.key(w.kind, w.lock_class, w.site), tables_.name(t.name),
                        w.held ? holder_id(g.held[*w.held]) : none, small_id(t.java_id)});
+    if (t.is_virtual && s.waits.back().java_id != none) s.virtual_waiters.push_back(s.waits.back().java_id);
   }
+  std::sort(s.virtual_waiters.begin(), s.virtual_waiters.end());
   index(s);
   s.bytes = bytes_of(s);
   sample_bytes_ += s.bytes;
@@ -127,11 +157,12 @@ void Correlator::index(Sample& s) const {
   s.held.shrink_to_fit();
   s.waits.shrink_to_fit();
   s.key_holder.shrink_to_fit();
+  s.virtual_waiters.shrink_to_fit();
 }
 
 std::size_t Correlator::bytes_of(const Sample& s) {
   std::size_t n = sizeof(Sample) + s.waits.capacity() * sizeof(Observation) + s.held.capacity() * sizeof(HeldLock) +
-                  s.key_holder.capacity() * sizeof(std::pair<Id, Id>);
+                  s.key_holder.capacity() * sizeof(std::pair<Id, Id>) + s.virtual_waiters.capacity() * sizeof(std::uint32_t);
   const auto& d = s.summary;
   n += d.timestamp.capacity() + d.states.size() * 48;
   for (const auto& dl : d.deadlocks) {
@@ -139,6 +170,8 @@ std::size_t Correlator::bytes_of(const Sample& s) {
     for (const auto& t : dl.threads) n += sizeof(t) + t.capacity();
   }
   for (const auto& p : d.pools) n += sizeof(p) + p.pool.capacity() + p.states.size() * 48;
+  n += d.virtual_states.size() * 48;
+  for (const auto& p : d.pinned_carriers) n += sizeof(p) + p.carrier.capacity() + p.site.capacity();
   return n;
 }
 
@@ -188,9 +221,9 @@ void Correlator::compact() {
 
 // A holder in another dump: the same object (same class and address), or the holder
 // that dump found for the same lock key.
-std::optional<Correlator::HolderRef> Correlator::find_in(const Sample& s, const Observation& o) const {
+std::optional<Correlator::HolderRef> Correlator::find_in(const Sample& s, const Observation& o, bool same_addresses) const {
   const auto& key = key_of(o);
-  if (o.address) {
+  if (o.address && same_addresses) {
     auto it = std::lower_bound(s.held.begin(), s.held.end(), std::pair{key.kind, o.address}, [](const HeldLock& h, const auto& v) {
       return std::tie(h.kind, h.address) < std::tie(v.first, v.second);
     });
@@ -203,12 +236,25 @@ std::optional<Correlator::HolderRef> Correlator::find_in(const Sample& s, const 
   return std::nullopt;
 }
 
+namespace {
+
+// A text dump prints object addresses, dump_to_file identity hashes: numbers of two samples
+// name the same object only when both come from the same form.
+bool prints_hashes(model::DumpFormat f) { return f != model::DumpFormat::jstack; }
+
+// Thread.print lists platform threads only: such a sample says nothing about virtual threads.
+bool lists_virtual(model::DumpFormat f) { return f != model::DumpFormat::jstack; }
+
+}  // namespace
+
 std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t i, const Observation& o) const {
+  const bool hashes = prints_hashes(samples_[i].summary.format);
+  auto look = [&](std::size_t j) { return find_in(samples_[j], o, prints_hashes(samples_[j].summary.format) == hashes); };
   for (std::size_t d = 1; d <= options_.neighbour_window; ++d) {
     if (i >= d)
-      if (auto h = find_in(samples_[i - d], o)) return h;
+      if (auto h = look(i - d)) return h;
     if (i + d < samples_.size())
-      if (auto h = find_in(samples_[i + d], o)) return h;
+      if (auto h = look(i + d)) return h;
   }
   return std::nullopt;
 }
@@ -298,6 +344,7 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
   };
   std::map<Identity, std::pair<Key, std::uint32_t>> current;  // the run each thread is in
   std::map<std::pair<Identity, Key>, std::pair<const Observation*, std::uint32_t>> longest;
+  std::set<Identity> virtual_ids;  // threads seen waiting as virtual threads
   for (const auto& s : samples_) {
     std::map<Identity, std::pair<Key, std::uint32_t>> next;
     for (const auto& o : s.waits) {
@@ -308,7 +355,13 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
       auto& best = longest[{id, key}];
       if (run > best.second) best = {&o, run};
       next[id] = {key, run};
+      if (std::binary_search(s.virtual_waiters.begin(), s.virtual_waiters.end(), o.java_id)) virtual_ids.insert(id);
     }
+    // A text sample between JSON samples cannot see virtual threads: it neither extends nor
+    // breaks their runs (JSON and Thread.print samples of one target may alternate).
+    if (!lists_virtual(s.summary.format))
+      for (const auto& [id, run] : current)
+        if (virtual_ids.count(id) && !next.count(id)) next.emplace(id, run);
     current = std::move(next);
   }
   std::vector<StuckThread> out;

@@ -78,6 +78,7 @@ class TargetState {
 
 void publish_sampling(TargetState& t, const TargetMetrics& m) {
   t.count_bounded(Family::samples, named_rows(m.totals.samples));
+  t.count_bounded(Family::samples_by_form, named_rows(m.totals.samples_by_form));
   t.series().observe(Family::sample_duration, m.new_durations);
   t.series().show(Family::target_up, single(m.up ? 1 : 0));
   t.series().show(Family::last_sample_timestamp, if_present(m.last_sample_time));
@@ -97,10 +98,12 @@ void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
   const LatestSample none;
   const auto& l = latest ? *latest : none;
   t.show_bounded(Family::threads, named_rows(l.threads_by_state));
+  t.show_bounded(Family::virtual_threads, named_rows(l.virtual_threads_by_state));
   t.show_bounded(Family::lock_waiters, lock_rows(l.lock_waiters));
   t.show_bounded(Family::pool_threads, pool_rows(l.pool_threads));
   t.show_bounded(Family::event_loop_blocked, pool_rows(l.event_loop_blocked));
   t.series().show(Family::deadlocked_threads, latest ? single(l.deadlocked_threads) : Values{});
+  t.series().show(Family::pinned_carrier_threads, latest ? single(l.pinned_carrier_threads) : Values{});
 }
 
 // hsperfdata counters appear once the JVM publishes them; a counter is never taken back.

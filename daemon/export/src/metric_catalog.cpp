@@ -31,8 +31,13 @@ std::array<FamilySpec, family_count> make_catalog() {
       {build_info, "lockwatch_build_info", gauge, {varying("version")},
        "Always 1; the version label names the lockwatch build that exports these metrics."},
       {threads, "lockwatch_threads", gauge, {state()},
-       "Java threads per state (BLOCKED, WAITING, ... as Java spells it) in the thread dump of lockwatch's own "
-       "periodic sampling (the latest sample), not taken at scrape time."},
+       "Platform Java threads per state (BLOCKED, WAITING, ... as Java spells it) in the thread dump of "
+       "lockwatch's own periodic sampling (the latest sample), not taken at scrape time; virtual threads are "
+       "in lockwatch_virtual_threads."},
+      {virtual_threads, "lockwatch_virtual_threads", gauge, {state()},
+       "Virtual threads per state in the thread dump of lockwatch's own periodic sampling (the latest sample), "
+       "not taken at scrape time; only a Thread.dump_to_file JSON sample lists them, so a target whose latest "
+       "sample is a Thread.print dump (or lists none) has no series. UNKNOWN: printed without a state (JDK 21-24)."},
       {lock_waiters, "lockwatch_lock_waiters", gauge, {kind(), varying("lock_class"), varying("site")},
        "Threads waiting to acquire a lock (kind monitor or park, lock class, waiting site) in the thread dump of "
        "lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Locks past the top K "
@@ -55,6 +60,9 @@ std::array<FamilySpec, family_count> make_catalog() {
       {deadlocked_threads, "lockwatch_deadlocked_threads", gauge, {},
        "Threads in a deadlock in the thread dump of lockwatch's own periodic sampling (the latest sample), "
        "not taken at scrape time."},
+      {pinned_carrier_threads, "lockwatch_pinned_carrier_threads", gauge, {},
+       "Carrier threads waiting (BLOCKED, parked, sleeping) with a virtual thread mounted, which pins them, in "
+       "the thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time."},
       {pool_threads, "lockwatch_pool_threads", gauge, {varying("pool"), state()},
        "Threads of a pool (thread names with their closing number replaced by N) per state in the thread dump "
        "of lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Pools past the top "
@@ -65,8 +73,13 @@ std::array<FamilySpec, family_count> make_catalog() {
        "the thread dump of lockwatch's own periodic sampling (the latest sample), not taken at scrape time; "
        "absent when none is stalled."},
       {samples, "lockwatch_samples_total", counter,
-       {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed", "too_large", "untrusted"}}},
+       {{"result", {"ok", "timeout", "attach_refused", "target_gone", "io_error", "parse_error", "tool_failed", "too_large", "untrusted",
+                    "dump_file_failed"}}},
        "Thread dumps attempted by lockwatch's own periodic sampling, by outcome; not counted at scrape time."},
+      {samples_by_form, "lockwatch_samples_by_form_total", counter, {{"form", {"print", "json"}}},
+       "Successful thread dumps of lockwatch's own periodic sampling by the form the JVM wrote: print "
+       "(Thread.print, platform threads only) or json (Thread.dump_to_file -format=json, virtual threads too); "
+       "not counted at scrape time."},
       {sample_duration, "lockwatch_sample_duration_seconds", histogram, {},
        "Seconds each thread dump of lockwatch's own periodic sampling took; observed when the sample ends, "
        "not at scrape time."},

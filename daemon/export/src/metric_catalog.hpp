@@ -21,14 +21,17 @@ enum class MetricType : std::uint8_t { counter, gauge, histogram };
 enum class Family : std::uint8_t {
   build_info,
   threads,
+  virtual_threads,
   lock_waiters,
   lock_wait_observations,
   lock_holder_observations,
   holder_resolution,
   deadlocked_threads,
+  pinned_carrier_threads,
   pool_threads,
   event_loop_blocked,
   samples,
+  samples_by_form,
   sample_duration,
   target_up,
   last_sample_timestamp,
@@ -44,7 +47,7 @@ enum class Family : std::uint8_t {
   ring_bytes,
   targets_skipped,
 };
-inline constexpr std::size_t family_count = 24;
+inline constexpr std::size_t family_count = 27;
 
 struct LabelSpec {
   std::string name;

@@ -188,9 +188,31 @@ std::string swatch(std::size_t series) {
 
 std::string states_line(const std::map<model::ThreadState, std::uint32_t>& states) {
   std::string out;
-  for (const auto& [state, count] : states)
-    out += (out.empty() ? "" : " \u00b7 ") + std::string(model::to_string(state)) + " <b>" + std::to_string(count) + "</b>";
+  for (const auto& [state, count] : states) {
+    const std::string name = state == model::ThreadState::none ? "no state" : std::string(model::to_string(state));
+    out += (out.empty() ? "" : " \u00b7 ") + name + " <b>" + std::to_string(count) + "</b>";
+  }
   return out.empty() ? "no Java thread states" : out;
+}
+
+// Virtual threads and the carriers they pin, in the newest dump; nothing for a dump that
+// lists neither (Thread.print of a JVM without pinned carriers).
+void virtual_facts(std::string& out, const view::TargetView& v) {
+  if (v.virtual_now > 0)
+    out += "<p class=\"facts\">virtual threads <b>" + std::to_string(v.virtual_now) + "</b> \u00b7 " + states_line(v.virtual_states_now) + "</p>\n";
+  if (!v.lock_fields_now)
+    out += "<p class=\"note\">The newest dump is <code>Thread.dump_to_file</code> output without thread states or lock "
+           "fields (JDK 21-24): names and stacks only, so no waiter, holder or pinned carrier is known there.</p>\n";
+  if (v.pinned_now == 0) return;
+  out += "<p class=\"facts\">carriers pinned by a virtual thread <b>" + std::to_string(v.pinned_now) + "</b>:";
+  for (std::size_t i = 0; i < v.pinned_carriers_now.size(); ++i) {
+    const auto& p = v.pinned_carriers_now[i];
+    out += std::string(i ? ";" : "") + " \"" + text(p.carrier, 60) + "\"";
+    if (p.virtual_thread) out += " (#" + std::to_string(*p.virtual_thread) + ")";
+    out += " at <code>" + detail::code(p.site, 120) + "</code>";
+  }
+  if (v.pinned_now > v.pinned_carriers_now.size()) out += " and " + std::to_string(v.pinned_now - v.pinned_carriers_now.size()) + " more";
+  out += "</p>\n";
 }
 
 std::string holder_cell(const view::HotLock& l, bool synchronizers_listed) {
@@ -319,6 +341,7 @@ void target_section(std::string& out, const view::TargetView& v, bool live, cons
          states_line(v.states_now) + " \u00b7 waiting for a lock <b>" + std::to_string(v.contending_now) + "</b>";
   if (!v.deadlocks_now.empty()) out += " <span class=\"badge dead\">" + std::to_string(v.deadlocks_now.size()) + " deadlock(s)</span>";
   out += "</p>\n";
+  virtual_facts(out, v);
   deadlock_alert(out, v);
   hot_locks_table(out, v);
   const bool parks = std::any_of(v.hot_locks.begin(), v.hot_locks.end(), [](const auto& l) { return l.key.kind == analysis::LockKind::park; });

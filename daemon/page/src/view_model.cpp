@@ -117,6 +117,11 @@ TargetView build_target_view(std::string name, const Window& window, const Stack
     v.first_time = dumps.front().time, v.last_time = newest.time;
     v.threads_now = newest.java_threads;
     v.states_now = newest.states;
+    v.virtual_now = newest.virtual_threads;
+    v.virtual_states_now = newest.virtual_states;
+    v.pinned_now = newest.pinned_carrier_threads;
+    v.pinned_carriers_now = newest.pinned_carriers;
+    v.lock_fields_now = newest.lock_fields;
     v.contending_now = newest.contending_threads;
     v.deadlocks_now = newest.deadlocks;
   }

@@ -37,12 +37,38 @@ void write_deadlocks(JsonWriter& w, const DumpSummary& d) {
   w.end_array();
 }
 
+std::string_view form_name(model::DumpFormat f) {
+  switch (f) {
+    case model::DumpFormat::jstack: return "print";
+    case model::DumpFormat::dump_to_file_plain: return "plain";
+    case model::DumpFormat::dump_to_file_json: return "json";
+  }
+  return "print";
+}
+
+// Virtual threads printed without a state (JDK 21-24) are listed under "none".
+void write_virtual(JsonWriter& w, const DumpSummary& d) {
+  w.key("form").value(form_name(d.format)).key("lock_fields").value(d.lock_fields);
+  w.key("virtual_threads").value(std::uint64_t{d.virtual_threads}).key("virtual_states").begin_object();
+  for (const auto& [state, n] : d.virtual_states)
+    w.key(state == model::ThreadState::none ? "none" : model::to_string(state)).value(std::uint64_t{n});
+  w.end_object().key("pinned_carrier_threads").value(std::uint64_t{d.pinned_carrier_threads});
+  w.key("pinned_carriers").begin_array();
+  for (const auto& p : d.pinned_carriers) {
+    w.begin_object().key("carrier").value(p.carrier);
+    if (p.virtual_thread) w.key("virtual_thread").value(*p.virtual_thread);
+    w.key("site").value(p.site).end_object();
+  }
+  w.end_array();
+}
+
 void write_dump(JsonWriter& w, const AnalyzeResult& r, std::size_t i) {
   const DumpSummary& d = r.report.dumps[i];
   w.begin_object().key("file").value(r.inputs[r.dump_input[i]].path);
   if (!d.timestamp.empty()) w.key("timestamp").value(d.timestamp);
   w.key("threads").value(std::uint64_t{d.threads}).key("java_threads").value(std::uint64_t{d.java_threads});
   w.key("states"), write_states(w, d.states);
+  write_virtual(w, d);
   w.key("contending_threads").value(std::uint64_t{d.contending_threads});
   w.key("deadlocks"), write_deadlocks(w, d);
   w.key("pools").begin_array();

@@ -20,8 +20,10 @@ std::string quoted(std::string_view raw) { return '"' + model::printable(raw) + 
 
 std::string states_line(const std::map<model::ThreadState, std::uint32_t>& states) {
   std::string out;
-  for (const auto& [state, n] : states)
-    out.append(out.empty() ? "" : ", ").append(model::to_string(state)).append(" ").append(std::to_string(n));
+  for (const auto& [state, n] : states) {
+    const std::string_view name = state == model::ThreadState::none ? "no state" : model::to_string(state);
+    out.append(out.empty() ? "" : ", ").append(name).append(" ").append(std::to_string(n));
+  }
   return out.empty() ? "no Java thread states" : out;
 }
 
@@ -47,6 +49,8 @@ void dumps_section(std::string& out, const AnalyzeResult& r) {
     char lead[64];
     std::snprintf(lead, sizeof lead, "  %3zu  %5u threads  ", i + 1, d.threads);
     out += lead + states_line(d.states);
+    if (d.virtual_threads > 0)
+      out += "; " + std::to_string(d.virtual_threads) + " virtual: " + states_line(d.virtual_states);
     if (d.contending_threads > 0) out += "  (" + std::to_string(d.contending_threads) + " contending)";
     out += "  " + model::printable(r.inputs[r.dump_input[i]].path) + "\n";
   }
@@ -153,6 +157,27 @@ void pools_section(std::string& out, const AnalyzeResult& r) {
   out += "\n";
 }
 
+std::string pinned_line(const analysis::PinnedCarrierSummary& p) {
+  std::string line = "  " + quoted(p.carrier);
+  if (p.virtual_thread) line += " carrying virtual thread #" + std::to_string(*p.virtual_thread);
+  return line + ", waiting at " + model::printable(p.site.empty() ? "<no frames>" : p.site) + "\n";
+}
+
+// Only dumps that can show virtual threads or their carriers (JDK 21+) get the section.
+void virtual_section(std::string& out, const AnalyzeResult& r) {
+  if (r.report.dumps.empty()) return;
+  const bool any = std::any_of(r.report.dumps.begin(), r.report.dumps.end(), [](const auto& d) {
+    return d.virtual_threads > 0 || d.pinned_carrier_threads > 0;
+  });
+  if (!any) return;
+  const auto& last = r.report.dumps.back();
+  out += "Carriers pinned by a virtual thread in the last dump: " + std::to_string(last.pinned_carrier_threads) + "\n";
+  for (const auto& p : last.pinned_carriers) out += pinned_line(p);
+  if (last.pinned_carrier_threads > last.pinned_carriers.size())
+    out += "  ... " + std::to_string(last.pinned_carrier_threads - last.pinned_carriers.size()) + " more\n";
+  out += "\n";
+}
+
 void stuck_section(std::string& out, const AnalyzeResult& r) {
   if (r.report.stuck.empty()) return;
   out += "Threads waiting on the same lock in consecutive dumps\n";
@@ -171,6 +196,12 @@ void resolution_section(std::string& out, const AnalyzeResult& r) {
                                   [](const auto& d) { return d.synchronizers_listed; });
   if (parks && !listed)
     out += "Note: owners of j.u.c. locks are printed only by `jstack -l`; these dumps have none.\n";
+  std::string bare;
+  for (std::size_t i = 0; i < r.report.dumps.size(); ++i)
+    if (!r.report.dumps[i].lock_fields) bare += (bare.empty() ? "" : ", ") + std::to_string(i + 1);
+  if (!bare.empty())
+    out += "Note: dump(s) " + bare + " are Thread.dump_to_file output without thread states or lock fields (JDK 21-24): "
+           "names and stacks only, so no waiter, holder or pinned carrier is known there.\n";
 }
 
 }  // namespace
@@ -182,6 +213,7 @@ std::string render_text(const AnalyzeResult& r) {
   locks_section(out, r);
   deadlocks_section(out, r);
   pools_section(out, r);
+  virtual_section(out, r);
   stuck_section(out, r);
   resolution_section(out, r);
   return out;

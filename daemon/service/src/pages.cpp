@@ -122,7 +122,8 @@ view::Health health(const Watched& t) {
   const auto& d = c.summary(newest);
   h.last_sample = d.time;
   h.threads_now = d.java_threads;
-  h.blocked_now = in_state(d.states, model::ThreadState::blocked);
+  // java_threads counts virtual threads too: BLOCKED ones count here as well.
+  h.blocked_now = in_state(d.states, model::ThreadState::blocked) + in_state(d.virtual_states, model::ThreadState::blocked);
   h.contending_now = d.contending_threads;
   h.deadlocked_now = deadlocked_threads(d);
   for (const auto& [key, n] : c.tally(newest).waiters)

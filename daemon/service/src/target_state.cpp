@@ -20,6 +20,26 @@ std::uint32_t deadlocked_threads(const analysis::DumpSummary& s) {
   return static_cast<std::uint32_t>(names.size());
 }
 
+// The form is read from the parsed dump, not from how it was asked for: what the JVM
+// wrote is what the sample can tell.
+std::string_view form_of(model::DumpFormat format) {
+  switch (format) {
+    case model::DumpFormat::jstack: return "print";
+    case model::DumpFormat::dump_to_file_json: return "json";
+    case model::DumpFormat::dump_to_file_plain: return "plain";  // never asked for; shown as other
+  }
+  return "other";
+}
+
+// A JDK 21-24 JSON dump prints no states: its virtual threads count as UNKNOWN, so that the
+// family's sum stays the number of virtual threads listed.
+std::map<std::string, std::uint32_t> virtual_by_state(const analysis::DumpSummary& s) {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [state, n] : s.virtual_states)
+    out[std::string(model::to_string(state == model::ThreadState::none ? model::ThreadState::unknown : state))] += n;
+  return out;
+}
+
 analysis::CorrelatorOptions bounded(TargetSettings s) {
   s.correlator.max_samples = s.ring.max_samples;
   return s.correlator;
@@ -62,6 +82,7 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   metrics_.up = in.outcome == sampling::Outcome::ok;
   last_error_ = std::move(in.error);  // "" once the target recovers
   if (!metrics_.up) return std::nullopt;
+  ++metrics_.totals.samples_by_form[std::string(form_of(dumps.front().format))];
   correlator_.add(dumps.front(), in.started);
   stacks_.add(*id, dumps.front());
   stacks_.forget_before(ring_.first_id().value_or(*id));
@@ -84,12 +105,16 @@ void TargetState::count_sample() {
   const auto& summary = correlator_.summary(newest);
   for (const auto& [state, n] : summary.states) latest.threads_by_state[std::string(model::to_string(state))] = n;
   latest.deadlocked_threads = deadlocked_threads(summary);
+  latest.virtual_threads_by_state = virtual_by_state(summary);
+  latest.pinned_carrier_threads = summary.pinned_carrier_threads;
   event_loop_blocks_.clear();
   for (const auto& pool : summary.pools)
     for (const auto& [state, n] : pool.states) latest.pool_threads[pool.pool][std::string(model::to_string(state))] = n;
   count_event_loops(summary, latest);
+  // BLOCKED virtual threads stall requests as platform ones do: both count for incidents.
   const auto b = summary.states.find(model::ThreadState::blocked);
-  latest_blocked_ = b == summary.states.end() ? 0 : b->second;
+  const auto vb = summary.virtual_states.find(model::ThreadState::blocked);
+  latest_blocked_ = (b == summary.states.end() ? 0 : b->second) + (vb == summary.virtual_states.end() ? 0 : vb->second);
   metrics_.latest = std::move(latest);
   unsettled_ = std::min<std::uint64_t>(unsettled_ + 1, correlator_.size());
   while (unsettled_ > settings_.correlator.neighbour_window) settle_oldest_open();

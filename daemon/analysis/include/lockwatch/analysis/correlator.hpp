@@ -78,12 +78,28 @@ struct DeadlockSummary {
   bool reported_by_jvm = false;
 };
 
+/// A carrier waiting with its virtual thread mounted (see find_pinned_carriers).
+struct PinnedCarrierSummary {
+  std::string carrier;                          // the carrier's name ("ForkJoinPool-1-worker-3")
+  std::optional<std::uint64_t> virtual_thread;  // the carried virtual thread's #id, when printed
+  std::string site;                             // where the carried code waits: its first non-plumbing frame
+};
+
 struct DumpSummary {
   double time = 0;
   std::string timestamp;
+  model::DumpFormat format = model::DumpFormat::jstack;
+  /// False for a Thread.dump_to_file (JSON or plain) without states (JDK 21-24): no state, no
+  /// wait and no owned lock is known, only names and stacks.
+  bool lock_fields = true;
   std::uint32_t threads = 0;            // every entry: Java and VM threads
-  std::uint32_t java_threads = 0;
-  std::map<model::ThreadState, std::uint32_t> states;
+  std::uint32_t java_threads = 0;       // platform and virtual
+  std::map<model::ThreadState, std::uint32_t> states;  // platform Java threads that print a state
+  std::uint32_t virtual_threads = 0;    // listed virtual threads (only dump_to_file lists them)
+  /// Virtual threads per state; ThreadState::none for those printed without one (JDK 21-24).
+  std::map<model::ThreadState, std::uint32_t> virtual_states;
+  std::uint32_t pinned_carrier_threads = 0;
+  std::vector<PinnedCarrierSummary> pinned_carriers;  // the first CorrelatorOptions::named_waiters
   std::uint32_t contending_threads = 0; // threads waiting to acquire a lock
   std::vector<DeadlockSummary> deadlocks;
   std::vector<PoolStates> pools;
@@ -188,6 +204,7 @@ class Correlator {
     std::vector<Observation> waits;
     std::vector<HeldLock> held;                 // sorted by (kind, address), stable
     std::vector<std::pair<Id, Id>> key_holder;  // (key, first resolved holder), sorted by key
+    std::vector<std::uint32_t> virtual_waiters; // java ids of the waiting virtual threads, sorted
     std::size_t bytes = 0;
   };
   struct Tally {
@@ -207,7 +224,7 @@ class Correlator {
   std::size_t table_bytes() const noexcept;
   void evict_for_bytes();
   std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
-  std::optional<HolderRef> find_in(const Sample& s, const Observation& o) const;
+  std::optional<HolderRef> find_in(const Sample& s, const Observation& o, bool same_addresses) const;
   void count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const;
   std::vector<StuckThread> stuck_threads() const;
   static LockKey to_key(const Key& k) { return {k.kind, std::string(k.lock_class), std::string(k.site)}; }

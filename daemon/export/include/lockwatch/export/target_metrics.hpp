@@ -23,6 +23,7 @@ struct LockLabels {
 /// (it never decreases them) and bounds their label sets to the top K plus "other".
 struct TargetTotals {
   std::map<std::string, std::uint64_t> samples;                     // outcome label -> samples
+  std::map<std::string, std::uint64_t> samples_by_form;             // "print" | "json" -> successful samples
   std::map<LockLabels, std::uint64_t> wait_observations;            // waiting threads summed over samples
   std::map<LockLabels, std::uint64_t> holder_observations;          // site = holder site
   std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved
@@ -34,7 +35,11 @@ struct TargetTotals {
 
 /// The latest successful sample: gauges.
 struct LatestSample {
-  std::map<std::string, std::uint32_t> threads_by_state;            // "BLOCKED", "WAITING", ... as Java spells them
+  std::map<std::string, std::uint32_t> threads_by_state;            // platform threads: "BLOCKED", "WAITING", ...
+  // virtual threads the sample lists, by state; empty (no series) for a Thread.print sample,
+  // which lists none
+  std::map<std::string, std::uint32_t> virtual_threads_by_state;
+  std::uint32_t pinned_carrier_threads = 0;                         // carriers waiting with a virtual thread mounted
   std::map<LockLabels, std::uint32_t> lock_waiters;                 // waiters per hot lock
   std::uint32_t deadlocked_threads = 0;
   std::map<std::string, std::map<std::string, std::uint32_t>> pool_threads;  // pool -> state -> threads

@@ -186,7 +186,12 @@ struct TargetView {
   std::size_t dumps = 0;
   double first_time = 0, last_time = 0;
   std::uint32_t threads_now = 0;
-  std::map<model::ThreadState, std::uint32_t> states_now;
+  std::map<model::ThreadState, std::uint32_t> states_now;    // platform threads
+  std::uint32_t virtual_now = 0;                              // virtual threads the newest dump lists
+  std::map<model::ThreadState, std::uint32_t> virtual_states_now;
+  std::uint32_t pinned_now = 0;                               // carriers pinned by a virtual thread
+  std::vector<analysis::PinnedCarrierSummary> pinned_carriers_now;  // the first ones, named
+  bool lock_fields_now = true;                                // false: JDK 21-24 JSON, stacks only
   std::uint32_t contending_now = 0;
   std::vector<analysis::DeadlockSummary> deadlocks_now;
   bool synchronizers_listed = false;  // some dump is a -l dump: j.u.c. owners knowable
