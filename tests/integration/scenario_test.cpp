@@ -243,6 +243,14 @@ TEST_CASE("live: virtual threads (JDK 21+), jstack and Thread.dump_to_file", "[i
     CHECK(metrics->max_waiters == 2);
     // monitorsOwned depth 6 is the synchronized record(); the owner sleeps via the scenario's helper.
     CHECK(has_holder(*metrics, "MetricsRegistry.record", "VirtualThreads.sleep"));
+    // A platform thread BLOCKED on a monitor that a virtual thread holds while unmounted
+    // (sleeping in AuditLog.rotate): jstack names no owner, the JSON dump lists the holder.
+    const auto* audit_json = find_lock(jr, LockKind::monitor, "AuditLog");
+    REQUIRE(audit_json);
+    CHECK(audit_json->key.site == "AuditLog.append");
+    CHECK(audit_json->max_waiters == 1);
+    CHECK(audit_json->resolution.same_dump == 1);
+    CHECK(audit_json->resolution.unresolved == 0);
   }
 }
 
