@@ -9,7 +9,7 @@
 // send"); connections open on first use and reopen after an error. Responses must carry
 // Content-Length, which the lockwatch server always sends.
 // Exit status: 0 when every request got a 2xx, 1 when any failed, 2 on bad arguments.
-#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/asio.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // The HTTP server on loopback with a raw socket client: framing, limits, timeouts, stop().
 #include <catch2/catch.hpp>
 
-#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/asio.hpp"
 
 #include <mutex>
 #include <random>

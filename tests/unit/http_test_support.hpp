@@ -3,7 +3,7 @@
 // TLS, that read raw bytes with deadlines (no code shared with the server they check).
 #pragma once
 
-#include "lockwatch/sampling/asio.hpp"  // before any other Asio header
+#include "lockwatch/asio.hpp"  // before any other Asio header
 
 #include <boost/asio/ssl.hpp>
 

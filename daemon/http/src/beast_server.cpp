@@ -2,7 +2,7 @@
 // The HTTP server's connections, plain or TLS: the only file that includes Boost.Beast.
 #include "lockwatch/http/server.hpp"
 
-#include "lockwatch/sampling/asio.hpp"  // before Beast, which includes Asio itself
+#include "lockwatch/asio.hpp"  // before Beast, which includes Asio itself
 
 #include <poll.h>
 

@@ -2,7 +2,7 @@
 // The address a client's connections and password checks are counted under.
 #pragma once
 
-#include "lockwatch/sampling/asio.hpp"  // the one way to include Asio
+#include "lockwatch/asio.hpp"  // the one way to include Asio
 
 namespace lockwatch::http::detail {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "lockwatch/http/server.hpp"
-#include "lockwatch/sampling/asio.hpp"  // before any other Asio header
+#include "lockwatch/asio.hpp"  // before any other Asio header
 
 #include <boost/asio/ssl/context.hpp>
 

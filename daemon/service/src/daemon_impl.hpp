@@ -16,7 +16,7 @@
 #include "lockwatch/export/exporter.hpp"
 #include "lockwatch/http/router.hpp"
 #include "lockwatch/http/server.hpp"
-#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/asio.hpp"
 #include "lockwatch/sampling/discovery.hpp"
 #include "lockwatch/sampling/dump_form.hpp"
 #include "lockwatch/sampling/pod_identity.hpp"

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/asio.hpp"
 #include "lockwatch/sampling/dump_result.hpp"
 
 namespace lockwatch::sampling {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "lockwatch/sampling/asio.hpp"
+#include "lockwatch/asio.hpp"
 #include "lockwatch/sampling/dump_result.hpp"
 
 namespace lockwatch::sampling {
