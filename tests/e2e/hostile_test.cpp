@@ -50,8 +50,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kInterval = 200ms;
-constexpr auto kServeLimit = 1.0;        // seconds: the slowest /metrics or /healthz allowed
-constexpr auto kGetGiveUp = 1500ms;      // a poll waits no longer than this
+// Seconds: the slowest /metrics or /healthz allowed. The sanitized daemon parses a 9 MB
+// hostile reply several times slower and shares two cores with it; it was seen to answer once
+// in 1.4 s there. The release run keeps the 1 s bound (measured: 5 ms).
+constexpr auto kServeLimit = LOCKWATCH_E2E_SANITIZED ? 2.5 : 1.0;
+constexpr auto kGetGiveUp = LOCKWATCH_E2E_SANITIZED ? 3000ms : 1500ms;  // a poll waits no longer than this
 const std::string kGood = "MonitorContention";
 
 bool root() { return ::geteuid() == 0; }
