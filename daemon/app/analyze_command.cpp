@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/page/html.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/report/analyze_report.hpp"
@@ -100,8 +101,8 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
 class InputFeed {
  public:
   InputFeed(const std::string& label, report::AnalyzeResult& result, analysis::Correlator& correlator,
-            view::StackViews* stacks)
-      : result_(result), correlator_(correlator), stacks_(stacks) {
+            view::StackViews* stacks, analysis::LockTime& lock_time)
+      : result_(result), correlator_(correlator), stacks_(stacks), lock_time_(lock_time) {
     result_.inputs.push_back({label, 0, {}});
   }
 
@@ -122,6 +123,7 @@ class InputFeed {
   void drain() {
     for (auto& dump : parser_.take_dumps()) {
       correlator_.add(dump, static_cast<double>(result_.dump_input.size()));
+      add_lock_time(dump);
       result_.dump_input.push_back(result_.inputs.size() - 1);
       ++result_.inputs.back().dumps;
       if (stacks_) stacks_->add(std::move(dump));  // the HTML report's stacks: the correlator keeps none
@@ -129,8 +131,18 @@ class InputFeed {
   }
 
   report::AnalyzeResult& result_;
+  // Files carry no GC counters, so every hold is followed by lock key; a dump without a
+  // timestamp line is taken to be one second after the previous one.
+  void add_lock_time(const model::ThreadDump& dump) {
+    const auto t = analysis::parse_dump_timestamp(dump.timestamp);
+    last_time_ = t ? *t : last_time_ + 1.0;
+    lock_time_.add(dump, analysis::build_lock_graph(dump), last_time_, std::nullopt);
+  }
+
   analysis::Correlator& correlator_;
   view::StackViews* stacks_;
+  analysis::LockTime& lock_time_;
+  double last_time_ = 0;
   parser::DumpParser parser_;
 };
 
@@ -156,7 +168,8 @@ bool read_mapped(int fd, std::size_t size, InputFeed& input, std::ostream& err) 
 }
 
 bool read_file(const std::string& path, std::vector<char>& buffer, report::AnalyzeResult& result,
-               analysis::Correlator& correlator, view::StackViews* stacks, std::ostream& err) {
+               analysis::Correlator& correlator, view::StackViews* stacks, std::ostream& err,
+               analysis::LockTime& lock_time) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
@@ -166,14 +179,14 @@ bool read_file(const std::string& path, std::vector<char>& buffer, report::Analy
   // Big regular files are mapped; small ones (most dump files) cost less to read than to map.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (4 << 20);
   if (regular) {
-    InputFeed input(path, result, correlator, stacks);
+    InputFeed input(path, result, correlator, stacks, lock_time);
     if (read_mapped(fd, static_cast<std::size_t>(st.st_size), input, err)) {
       ::close(fd);
       return true;
     }
     result.inputs.pop_back();  // not mappable: read it instead (nothing was fed)
   }
-  InputFeed input(path, result, correlator, stacks);
+  InputFeed input(path, result, correlator, stacks, lock_time);
   for (;;) {
     const auto n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
@@ -234,8 +247,10 @@ bool natural_less(std::string_view a, std::string_view b) {
 }
 
 bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
-                    analysis::Correlator& correlator, std::ostream& err, view::StackViews* stacks) {
-  InputFeed input(label, result, correlator, stacks);
+                    analysis::Correlator& correlator, std::ostream& err, view::StackViews* stacks,
+                    analysis::LockTime* lock_time) {
+  analysis::LockTime unused;
+  InputFeed input(label, result, correlator, stacks, lock_time ? *lock_time : unused);
   std::vector<char> buffer(256 * 1024);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
     input.feed({buffer.data(), static_cast<std::size_t>(in.gcount())});
@@ -259,12 +274,13 @@ int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::
   }
   report::AnalyzeResult result;
   analysis::Correlator correlator(options.correlator);
+  analysis::LockTime lock_time;  // every input continues the same JVM's samples, as for the correlator
   std::optional<view::StackViews> stacks;
   if (options.format == Format::html) stacks.emplace();
   std::vector<char> buffer(1 << 20);  // shared by every file: one allocation, not one per file
   for (const auto& path : expand(options.paths)) {
-    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err, stacks ? &*stacks : nullptr)
-                                : read_file(path, buffer, result, correlator, stacks ? &*stacks : nullptr, err);
+    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err, stacks ? &*stacks : nullptr, &lock_time)
+                                : read_file(path, buffer, result, correlator, stacks ? &*stacks : nullptr, err, lock_time);
     if (!ok) return 2;
   }
   if (result.dump_input.empty()) {
@@ -276,6 +292,7 @@ int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::
     return 0;
   }
   result.report = correlator.report();
+  result.lock_time = lock_time.report();
   out << (options.format == Format::json ? report::render_json(result) : report::render_text(result));
   return 0;
 }

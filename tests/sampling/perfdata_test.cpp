@@ -618,3 +618,19 @@ TEST_CASE("perfdata: a live Temurin 25 JVM", "[perfdata][live]") {
   CHECK_THAT(enabled.vm_version, Catch::StartsWith("25"));
   CHECK(live_counters(temurin25_java(), {"-XX:+DisableAttachMechanism"}).attach_supported == false);
 }
+
+TEST_CASE("perfdata: GC collections summed over the collectors (the GC epoch of a sample)", "[perfdata][lock_time]") {
+  for (const char* jdk : {"jdk17", "jdk25"}) {
+    const auto data = parse_ok(capture(jdk));
+    std::int64_t sum = 0;
+    for (const char* name : {"sun.gc.collector.0.invocations", "sun.gc.collector.1.invocations",
+                             "sun.gc.collector.2.invocations", "sun.gc.collector.3.invocations"})
+      sum += data.get_long(name).value_or(0);
+    INFO(jdk);
+    const auto c = counters_of(data);
+    REQUIRE(c.gc_collections);
+    CHECK(*c.gc_collections == sum);
+    CHECK(*c.gc_collections >= 1);  // the capture ran System.gc() (sun.gc.lastCause)
+  }
+  CHECK_FALSE(counters_of(PerfData{}).gc_collections);  // no counters published: no epoch
+}

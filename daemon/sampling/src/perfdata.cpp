@@ -371,6 +371,9 @@ JvmCounters counters_of(const PerfData& data) {
   c.safepoint_time_ticks = data.get_long("sun.rt.safepointTime");
   c.safepoint_sync_time_ticks = data.get_long("sun.rt.safepointSyncTime");
   c.frequency = data.get_long("sun.os.hrt.frequency");
+  for (const char* name : {"sun.gc.collector.0.invocations", "sun.gc.collector.1.invocations",
+                           "sun.gc.collector.2.invocations", "sun.gc.collector.3.invocations"})
+    if (const auto n = data.get_long(name)) c.gc_collections = c.gc_collections.value_or(0) + *n;
   c.attach_supported = attach_capability(data);
   const auto version = data.get_string("java.property.java.vm.version");
   c.vm_version = std::string(version ? *version : data.get_string("java.vm.version").value_or(""));

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 
 namespace lockwatch::report {
@@ -21,6 +23,7 @@ struct AnalyzeResult {
   std::vector<InputFile> inputs;
   std::vector<std::size_t> dump_input;  // index into inputs, per dump of the report
   analysis::SequenceReport report;
+  std::optional<analysis::LockTimeReport> lock_time;  // wait seconds, holds, holder activity
 };
 
 std::string render_json(const AnalyzeResult& result);

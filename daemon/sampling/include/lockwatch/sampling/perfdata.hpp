@@ -44,6 +44,10 @@ struct JvmCounters {
   std::optional<std::int64_t> safepoint_time_ticks;       // sun.rt.safepointTime
   std::optional<std::int64_t> safepoint_sync_time_ticks;  // sun.rt.safepointSyncTime
   std::optional<std::int64_t> frequency;                  // sun.os.hrt.frequency (ticks per second)
+  /// GC collections so far: sun.gc.collector.N.invocations summed over the collectors the JVM
+  /// publishes (young, old, G1's concurrent cycles). A change between two samples means objects may
+  /// have moved, so their printed addresses no longer match.
+  std::optional<std::int64_t> gc_collections;
   std::optional<bool> attach_supported;                   // sun.rt.jvmCapabilities[0]
   std::string vm_version;  // java.property.java.vm.version, else java.vm.version; "" if neither
 };
