@@ -42,7 +42,12 @@ TargetMetrics shop() {
                                 {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 57}};
   m.totals.holder_observations = {{lock("monitor", "Inventory", "Inventory.recalculate"), 95},
                                   {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.flush"), 12}};
-  m.totals.holder_resolution = {{"same_dump", 250}, {"correlated", 90}, {"unresolved", 57}};
+  m.totals.holder_resolution = {{"same_dump", 250}, {"correlated", 90}, {"unresolved", 57}, {"inferred", 21}};
+  m.totals.wait_microseconds = {{lock("monitor", "Inventory", "Inventory.reserve"), 68'250'000},
+                                {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 2'400'000}};
+  m.totals.holder_activity = {{lock("monitor", "Inventory", "sleeping"), 80}, {lock("monitor", "Inventory", "running"), 15},
+                              {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "unseen"), 12}};
+  m.totals.pool_cpu_microseconds = {{"http-nio-8080-exec-N", 12'500'000}, {"main", 310'000}};
   m.totals.incidents = 1;
   m.totals.incident_failures = 2;
   m.totals.missed_ticks = 3;
@@ -56,6 +61,10 @@ TargetMetrics shop() {
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 6}, {"RUNNABLE", 4}, {"WAITING", 190}}},
                          {"ForkJoinPool.commonPool-worker-N", {{"WAITING", 3}}}};
   latest.event_loop_blocked = {{"reactor-http-nio-N", {{"BLOCKED", 2}, {"WAITING", 1}}}};
+  // The holder of the Ledger lock is one of Inventory's 6 waiters: Ledger's waiter counts for Inventory too.
+  latest.lock_waiters_transitive = {{lock("monitor", "Inventory", "Inventory.reserve"), 7},
+                                    {lock("park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Ledger.post"), 1}};
+  latest.lock_hold_seconds_max = {{lock("monitor", "Inventory", "Inventory.recalculate"), 3.8}};
   m.latest = latest;
   m.perf = {81, 15034, 48211, 2.375};
   m.ring_samples = 60;

@@ -62,7 +62,7 @@ TargetMetrics full(const std::string& target) {
   m.totals.samples_by_form = {{"print", 2}, {"json", 1}};
   m.totals.wait_observations = {{monitor("Inventory"), 5}, {{"park", "java.util.concurrent.locks.ReentrantLock$NonfairSync", "Pool.take"}, 2}};
   m.totals.holder_observations = {{{"monitor", "Inventory", "Inventory.recalculate"}, 2}};
-  m.totals.holder_resolution = {{"same_dump", 2}, {"correlated", 1}, {"unresolved", 4}};
+  m.totals.holder_resolution = {{"same_dump", 2}, {"correlated", 1}, {"unresolved", 4}, {"inferred", 6}};
   m.totals.incidents = 1;
   m.totals.incident_failures = 5;
   m.totals.missed_ticks = 2;
@@ -72,6 +72,7 @@ TargetMetrics full(const std::string& target) {
   latest.virtual_threads_by_state = {{"BLOCKED", 7}, {"WAITING", 900}};
   latest.pinned_carrier_threads = 1;
   latest.lock_waiters = {{monitor("Inventory"), 3}};
+  latest.lock_waiters_transitive = {{monitor("Inventory"), 5}};
   latest.deadlocked_threads = 2;
   latest.pool_threads = {{"http-nio-8080-exec-N", {{"BLOCKED", 3}, {"RUNNABLE", 5}}}};
   latest.event_loop_blocked = {{"reactor-http-nio-N", {{"BLOCKED", 1}}}};
@@ -88,6 +89,7 @@ const std::vector<std::pair<std::string, std::string>> families{
     {"lockwatch_pinned_carrier_threads", "gauge"},
     {"lockwatch_samples_by_form_total", "counter"},
     {"lockwatch_lock_waiters", "gauge"},
+    {"lockwatch_lock_waiters_transitive", "gauge"},
     {"lockwatch_lock_wait_observations_total", "counter"},
     {"lockwatch_lock_holder_observations_total", "counter"},
     {"lockwatch_holder_resolution_total", "counter"},
@@ -133,8 +135,10 @@ TEST_CASE("exporter: every family, with its exact name and type", "[export]") {
   CHECK(value(text, "lockwatch_pinned_carrier_threads{target=\"shop-42\"}") == 1);
   CHECK(value(text, "lockwatch_samples_by_form_total{form=\"json\",target=\"shop-42\"}") == 1);
   CHECK(value(text, "lockwatch_lock_waiters{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"shop-42\"}") == 3);
+  CHECK(value(text, "lockwatch_lock_waiters_transitive{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"shop-42\"}") == 5);
   CHECK(value(text, "lockwatch_lock_holder_observations_total{holder_site=\"Inventory.recalculate\",kind=\"monitor\",lock_class=\"Inventory\",target=\"shop-42\"}") == 2);
   CHECK(value(text, "lockwatch_holder_resolution_total{result=\"unresolved\",target=\"shop-42\"}") == 4);
+  CHECK(value(text, "lockwatch_holder_resolution_total{result=\"inferred\",target=\"shop-42\"}") == 6);
   CHECK(value(text, "lockwatch_pool_threads{pool=\"http-nio-8080-exec-N\",state=\"RUNNABLE\",target=\"shop-42\"}") == 5);
   CHECK(value(text, "lockwatch_samples_total{result=\"timeout\",target=\"shop-42\"}") == 1);
   CHECK(value(text, "lockwatch_sample_duration_seconds_bucket{target=\"shop-42\",le=\"0.025\"}") == 1);

@@ -77,12 +77,16 @@ std::string_view to_string(Resolution r) noexcept {
     case Resolution::same_dump: return "same_dump";
     case Resolution::correlated: return "correlated";
     case Resolution::unresolved: return "unresolved";
+    case Resolution::inferred: return "inferred";
   }
   return "?";
 }
 
 void ResolutionCounts::add(Resolution r) noexcept {
-  (r == Resolution::same_dump ? same_dump : r == Resolution::correlated ? correlated : unresolved) += 1;
+  (r == Resolution::same_dump    ? same_dump
+   : r == Resolution::correlated ? correlated
+   : r == Resolution::inferred   ? inferred
+                                 : unresolved) += 1;
 }
 
 Correlator::Id Correlator::Tables::name(std::string_view text) {
@@ -133,6 +137,7 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
     if (t.is_virtual && s.waits.back().java_id != none) s.virtual_waiters.push_back(s.waits.back().java_id);
   }
   std::sort(s.virtual_waiters.begin(), s.virtual_waiters.end());
+  add_inferred_and_chains(dump, g, s);
   index(s);
   s.bytes = bytes_of(s);
   sample_bytes_ += s.bytes;
@@ -158,11 +163,14 @@ void Correlator::index(Sample& s) const {
   s.waits.shrink_to_fit();
   s.key_holder.shrink_to_fit();
   s.virtual_waiters.shrink_to_fit();
+  s.inferred.shrink_to_fit();
+  s.transitive.shrink_to_fit();
 }
 
 std::size_t Correlator::bytes_of(const Sample& s) {
   std::size_t n = sizeof(Sample) + s.waits.capacity() * sizeof(Observation) + s.held.capacity() * sizeof(HeldLock) +
-                  s.key_holder.capacity() * sizeof(std::pair<Id, Id>) + s.virtual_waiters.capacity() * sizeof(std::uint32_t);
+                  s.key_holder.capacity() * sizeof(std::pair<Id, Id>) + s.virtual_waiters.capacity() * sizeof(std::uint32_t) +
+                  (s.inferred.capacity() + s.transitive.capacity()) * sizeof(std::pair<std::uint32_t, Id>);
   const auto& d = s.summary;
   n += d.timestamp.capacity() + d.states.size() * 48;
   for (const auto& dl : d.deadlocks) {
@@ -172,6 +180,8 @@ std::size_t Correlator::bytes_of(const Sample& s) {
   for (const auto& p : d.pools) n += sizeof(p) + p.pool.capacity() + p.states.size() * 48;
   n += d.virtual_states.size() * 48;
   for (const auto& p : d.pinned_carriers) n += sizeof(p) + p.carrier.capacity() + p.site.capacity();
+  for (const auto& c : d.chains)
+    for (const auto& k : c.locks) n += sizeof(k) + k.lock_class.capacity() + k.site.capacity();
   return n;
 }
 
@@ -210,6 +220,11 @@ void Correlator::compact() {
       o.key = fresh.key(k.kind, k.lock_class, k.site), o.thread = fresh.name(tables_.names[o.thread]), o.holder = holder(o.holder);
     }
     for (auto& h : s.held) h.lock_class = fresh.name(tables_.names[h.lock_class]), h.holder = holder(h.holder);
+    for (auto& [wait, h] : s.inferred) h = holder(h);
+    for (auto& [key, n] : s.transitive) {
+      const auto& k = tables_.keys[key];
+      key = fresh.key(k.kind, k.lock_class, k.site);
+    }
     for (auto& [key, h] : s.key_holder) {
       const auto& k = tables_.keys[key];
       key = fresh.key(k.kind, k.lock_class, k.site), h = holder(h);
@@ -261,14 +276,18 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
 
 template <class Visit>
 void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
-  for (const auto& o : samples_[i].waits) {
+  for (std::size_t w = 0; w < samples_[i].waits.size(); ++w) {
+    const auto& o = samples_[i].waits[w];
     if (key_of(o).kind == LockKind::resource) {  // nobody holds a resource: nothing to resolve
       visit(o, std::nullopt, std::nullopt);
       continue;
     }
     auto holder = holder_of(o.holder);
-    const Resolution r = holder ? Resolution::same_dump
-                                : (holder = find_in_neighbours(i, o)) ? Resolution::correlated : Resolution::unresolved;
+    // A holder another dump shows is evidence; an inferred one only a likely guess.
+    const Resolution r = holder                                   ? Resolution::same_dump
+                         : (holder = find_in_neighbours(i, o))    ? Resolution::correlated
+                         : (holder = inferred_holder(samples_[i], w)) ? Resolution::inferred
+                                                                  : Resolution::unresolved;
     visit(o, holder, std::optional(r));
   }
 }
@@ -313,6 +332,7 @@ SampleTally Correlator::tally(std::size_t index) const {
     if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
       ++t.holders[{key.kind, std::string(key.lock_class), std::string(holder->site)}];
   });
+  for (const auto& [key, n] : samples_[index].transitive) t.transitive[to_key(tables_.keys[key])] = n;
   return t;
 }
 

@@ -2,6 +2,7 @@
 // Exporter: turns each TargetMetrics into bounded, sanitized series of the registry.
 #include "lockwatch/export/exporter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,27 @@ Totals pool_rows(const std::map<std::string, std::map<std::string, std::uint32_t
   return rows;
 }
 
+// A maximum folds into "other" as the largest of the values it takes in, never their sum:
+// the K largest keep their own series, the rest fold.
+Values cap_max(const std::map<LockLabels, double>& values, std::size_t k, const FoldRule& rule) {
+  std::map<LabelValues, double> rows;
+  for (const auto& [l, v] : values) {
+    auto& row = rows[rule.normalize({sanitize_label_value(l.kind), sanitize_label_value(l.lock_class), sanitize_label_value(l.site)})];
+    row = std::max(row, v);
+  }
+  std::vector<std::pair<LabelValues, double>> ranked(rows.begin(), rows.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  Values out;
+  std::size_t kept = 0;
+  for (const auto& [labels, v] : ranked) {
+    const bool own = !rule.needs_no_slot(labels) && kept < k;
+    kept += own ? 1 : 0;
+    auto& row = out[own ? labels : rule.fold(labels)];
+    row = std::max(row, v);
+  }
+  return out;
+}
+
 Values as_values(const Totals& totals) {
   Values values;
   for (const auto& [labels, n] : totals) values.emplace(labels, static_cast<double>(n));
@@ -66,6 +88,14 @@ class TargetState {
     series_.count(f, as_values(slots.assign(totals)));
   }
   void show_bounded(Family f, const Totals& values) { series_.show(f, as_values(cap_gauges(values, k_, fold_rule(f)))); }
+  // Totals kept as integers (microseconds) and exported in another unit (seconds).
+  void count_scaled(Family f, const Totals& totals, double scale) {
+    auto& slots = slots_.try_emplace(f, k_, fold_rule(f)).first->second;
+    Values values;
+    for (const auto& [labels, n] : slots.assign(totals)) values.emplace(labels, static_cast<double>(n) * scale);
+    series_.count(f, values);
+  }
+  void show_max(Family f, const std::map<LockLabels, double>& values) { series_.show(f, cap_max(values, k_, fold_rule(f))); }
   TargetSeries& series() { return series_; }
   const KubernetesLabels& where() const { return where_; }
 
@@ -88,6 +118,9 @@ void publish_sampling(TargetState& t, const TargetMetrics& m) {
 void publish_locks(TargetState& t, const TargetTotals& totals) {
   t.count_bounded(Family::lock_wait_observations, lock_rows(totals.wait_observations));
   t.count_bounded(Family::lock_holder_observations, lock_rows(totals.holder_observations));
+  t.count_scaled(Family::lock_wait_seconds, lock_rows(totals.wait_microseconds), 1e-6);
+  t.count_bounded(Family::lock_holder_activity, lock_rows(totals.holder_activity));
+  t.count_scaled(Family::pool_cpu_seconds, named_rows(totals.pool_cpu_microseconds), 1e-6);
   t.count_bounded(Family::holder_resolution, named_rows(totals.holder_resolution));
   t.series().count(Family::incidents, single(totals.incidents));
   t.series().count(Family::incident_failures, single(totals.incident_failures));
@@ -100,6 +133,8 @@ void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
   t.show_bounded(Family::threads, named_rows(l.threads_by_state));
   t.show_bounded(Family::virtual_threads, named_rows(l.virtual_threads_by_state));
   t.show_bounded(Family::lock_waiters, lock_rows(l.lock_waiters));
+  t.show_max(Family::lock_hold_seconds_max, l.lock_hold_seconds_max);
+  t.show_bounded(Family::lock_waiters_transitive, lock_rows(l.lock_waiters_transitive));
   t.show_bounded(Family::pool_threads, pool_rows(l.pool_threads));
   t.show_bounded(Family::event_loop_blocked, pool_rows(l.event_loop_blocked));
   t.series().show(Family::deadlocked_threads, latest ? single(l.deadlocked_threads) : Values{});

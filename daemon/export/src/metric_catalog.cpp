@@ -42,6 +42,11 @@ std::array<FamilySpec, family_count> make_catalog() {
        "Threads waiting to acquire a lock (kind monitor or park, lock class, waiting site) in the thread dump of "
        "lockwatch's own periodic sampling (the latest sample), not taken at scrape time. Locks past the top K "
        "of the target are summed into lock_class=other, site=other."},
+      {lock_waiters_transitive, "lockwatch_lock_waiters_transitive", gauge, {kind(), varying("lock_class"), varying("site")},
+       "Threads waiting for a lock directly or behind holders that themselves wait for it (the holder of A "
+       "waits for B: A's waiters count for B too), in the thread dump of lockwatch's own periodic sampling (the "
+       "latest sample), not taken at scrape time; the root of a chain has the most. Locks past the top K of the "
+       "target are summed into lock_class=other, site=other."},
       {lock_wait_observations, "lockwatch_lock_wait_observations_total", counter,
        {kind(), varying("lock_class"), varying("site")},
        "Waiting threads seen on a lock, one per waiting thread per sample, summed over the thread dumps of "
@@ -53,10 +58,32 @@ std::array<FamilySpec, family_count> make_catalog() {
        "thread dumps of lockwatch's own periodic sampling since the target was found; not counted at scrape "
        "time. Label sets first seen after the target's K slots were taken are counted in lock_class=other, "
        "holder_site=other."},
+      {lock_wait_seconds, "lockwatch_lock_wait_seconds_total", counter, {kind(), varying("lock_class"), varying("site")},
+       "Estimated thread-seconds spent waiting for a lock: each waiting thread of a sample of lockwatch's own "
+       "periodic sampling stands for the gap to the previous sample (at most twice the recent median gap and "
+       "60 s); summed since the target was found, not counted at scrape time. Locks first seen after the "
+       "target's K slots were taken are counted in lock_class=other, site=other."},
+      {lock_hold_seconds_max, "lockwatch_lock_hold_seconds_max", gauge,
+       {kind(), varying("lock_class"), varying("holder_site")},
+       "Lower bound, in seconds, of the longest hold in progress of a contended lock: the same thread holding "
+       "the same lock at the same site in consecutive samples of lockwatch's own periodic sampling (the "
+       "latest sample), not measured at scrape time; 0 for a hold first seen now. Past the top K the longest "
+       "is shown in lock_class=other, holder_site=other."},
+      {lock_holder_activity, "lockwatch_lock_holder_activity_total", counter,
+       {kind(), varying("lock_class"), {"activity", {"running", "io", "waiting", "sleeping", "unseen"}}},
+       "What the holder of a contended lock was doing, once per held lock per sample of lockwatch's own "
+       "periodic sampling: running (on CPU), io (socket, file or JDBC frames on top), waiting (for another lock "
+       "or resource), sleeping (Thread.sleep, Object.wait, parked) or unseen (not in the dump); not counted at "
+       "scrape time. Lock classes first seen after the target's K slots were taken are counted in lock_class=other."},
+      {pool_cpu_seconds, "lockwatch_pool_cpu_seconds_total", counter, {varying("pool")},
+       "CPU seconds of a thread pool (or of a thread outside one) from the cpu= advance of its threads between "
+       "samples of lockwatch's own periodic sampling (JDK 11+ Thread.print); not counted at scrape time. Pools "
+       "first seen after the target's K slots were taken are counted in pool=other."},
       {holder_resolution, "lockwatch_holder_resolution_total", counter,
-       {{"result", {"same_dump", "correlated", "unresolved"}}},
+       {{"result", {"same_dump", "correlated", "unresolved", "inferred"}}},
        "Waiting threads by where lockwatch found the holder of their lock: same_dump, correlated (a "
-       "neighbouring sample) or unresolved; counted by lockwatch's own periodic sampling, not at scrape time."},
+       "neighbouring sample), inferred (a likely j.u.c. owner from the stacks of a dump without -l) or "
+       "unresolved; counted by lockwatch's own periodic sampling, not at scrape time."},
       {deadlocked_threads, "lockwatch_deadlocked_threads", gauge, {},
        "Threads in a deadlock in the thread dump of lockwatch's own periodic sampling (the latest sample), "
        "not taken at scrape time."},

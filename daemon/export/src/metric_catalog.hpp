@@ -23,8 +23,13 @@ enum class Family : std::uint8_t {
   threads,
   virtual_threads,
   lock_waiters,
+  lock_waiters_transitive,
   lock_wait_observations,
   lock_holder_observations,
+  lock_wait_seconds,
+  lock_hold_seconds_max,
+  lock_holder_activity,
+  pool_cpu_seconds,
   holder_resolution,
   deadlocked_threads,
   pinned_carrier_threads,
@@ -47,7 +52,7 @@ enum class Family : std::uint8_t {
   ring_bytes,
   targets_skipped,
 };
-inline constexpr std::size_t family_count = 27;
+inline constexpr std::size_t family_count = 32;
 
 struct LabelSpec {
   std::string name;

@@ -250,7 +250,8 @@ void hot_locks_table(std::string& out, const view::TargetView& v) {
     out += "<td class=\"num\"><b>" + std::to_string(l.waiters_now) + "</b></td><td class=\"num\">" + std::to_string(l.max_waiters) + "</td>";
     out += "<td>" + holder_cell(l, v.synchronizers_listed) + "</td>";
     out += "<td class=\"num\">" + std::to_string(l.resolution.same_dump) + " / " + std::to_string(l.resolution.correlated) + " / " +
-           std::to_string(l.resolution.unresolved) + "</td></tr>\n";
+           std::to_string(l.resolution.unresolved) +
+           (l.resolution.inferred > 0 ? " (" + std::to_string(l.resolution.inferred) + " inferred)" : std::string()) + "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   if (v.locks_in_window > v.hot_locks.size())

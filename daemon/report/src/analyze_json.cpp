@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lockwatch/report/analyze_report.hpp"
 #include "lockwatch/report/json_writer.hpp"
+#include "lock_time_sections.hpp"
 
 namespace lockwatch::report {
 namespace {
@@ -15,7 +16,7 @@ std::string_view encoding_name(parser::Encoding e) {
 
 void write_resolution(JsonWriter& w, const ResolutionCounts& r) {
   w.begin_object().key("same_dump").value(r.same_dump).key("correlated").value(r.correlated);
-  w.key("unresolved").value(r.unresolved).end_object();
+  w.key("unresolved").value(r.unresolved).key("inferred").value(r.inferred).end_object();
 }
 
 void write_states(JsonWriter& w, const std::map<model::ThreadState, std::uint32_t>& states) {
@@ -62,6 +63,18 @@ void write_virtual(JsonWriter& w, const DumpSummary& d) {
   w.end_array();
 }
 
+// Chains of waits: each lock's holder waits for the next; the last lock is the root.
+void write_chains(JsonWriter& w, const DumpSummary& d) {
+  w.begin_array();
+  for (const auto& c : d.chains) {
+    w.begin_object().key("locks").begin_array();
+    for (const auto& k : c.locks)
+      w.begin_object().key("kind").value(analysis::to_string(k.kind)).key("lock_class").value(k.lock_class).key("site").value(k.site).end_object();
+    w.end_array().key("root_waiters").value(std::uint64_t{c.waiters}).key("deadlock").value(c.deadlock).end_object();
+  }
+  w.end_array();
+}
+
 void write_dump(JsonWriter& w, const AnalyzeResult& r, std::size_t i) {
   const DumpSummary& d = r.report.dumps[i];
   w.begin_object().key("file").value(r.inputs[r.dump_input[i]].path);
@@ -71,6 +84,7 @@ void write_dump(JsonWriter& w, const AnalyzeResult& r, std::size_t i) {
   write_virtual(w, d);
   w.key("contending_threads").value(std::uint64_t{d.contending_threads});
   w.key("deadlocks"), write_deadlocks(w, d);
+  w.key("chains"), write_chains(w, d);
   w.key("pools").begin_array();
   for (const auto& p : d.pools) {
     w.begin_object().key("pool").value(p.pool).key("threads").value(std::uint64_t{p.threads});
@@ -127,7 +141,9 @@ std::string render_json(const AnalyzeResult& r) {
     w.key("kind").value(analysis::to_string(s.lock.kind)).key("lock_class").value(s.lock.lock_class);
     w.key("site").value(s.lock.site).key("samples").value(std::uint64_t{s.samples}).end_object();
   }
-  w.end_array().key("inputs"), write_inputs(w, r);
+  w.end_array();
+  if (r.lock_time) w.key("lock_time"), write_lock_time_json(w, *r.lock_time);
+  w.key("inputs"), write_inputs(w, r);
   w.end_object();
   return w.str() + "\n";
 }

@@ -6,6 +6,7 @@
 
 #include "lockwatch/model/canonical.hpp"
 #include "lockwatch/report/analyze_report.hpp"
+#include "lock_time_sections.hpp"
 
 namespace lockwatch::report {
 namespace {
@@ -29,7 +30,8 @@ std::string states_line(const std::map<model::ThreadState, std::uint32_t>& state
 
 std::string resolution_line(const analysis::ResolutionCounts& r) {
   return "same dump " + std::to_string(r.same_dump) + ", neighbouring dump " + std::to_string(r.correlated) +
-         ", unresolved " + std::to_string(r.unresolved);
+         ", unresolved " + std::to_string(r.unresolved) +
+         (r.inferred > 0 ? ", inferred (no -l) " + std::to_string(r.inferred) : std::string());
 }
 
 void header(std::string& out, const AnalyzeResult& r) {
@@ -146,6 +148,26 @@ void deadlocks_section(std::string& out, const AnalyzeResult& r) {
   out += "Deadlocks\n" + (body.empty() ? "  none\n" : body) + "\n";
 }
 
+std::string lock_name(const analysis::LockKey& k) {
+  return model::printable(k.lock_class) + " at " + model::printable(k.site.empty() ? "<no frames>" : k.site) + " (" +
+         std::string(analysis::to_string(k.kind)) + ")";
+}
+
+// Printed only when some dump has one: the holder of each lock waits for the next, and the
+// last lock is the root, the one whose release unblocks the chain. A chain into a cycle has no
+// root and is listed under Deadlocks already.
+void chains_section(std::string& out, const AnalyzeResult& r) {
+  std::string body;
+  for (std::size_t i = 0; i < r.report.dumps.size(); ++i)
+    for (const auto& c : r.report.dumps[i].chains) {
+      if (c.deadlock) continue;
+      body += "  dump " + std::to_string(i + 1) + ":";
+      for (std::size_t k = 0; k < c.locks.size(); ++k) body += (k ? " -> " : " ") + lock_name(c.locks[k]);
+      body += "\n      root " + lock_name(c.locks.back()) + ", " + std::to_string(c.waiters) + " thread(s) behind it\n";
+    }
+  if (!body.empty()) out += "Chains of waits (each lock's holder waits for the next)\n" + body + "\n";
+}
+
 void pools_section(std::string& out, const AnalyzeResult& r) {
   if (r.report.dumps.empty()) return;
   const auto& pools = r.report.dumps.back().pools;
@@ -212,10 +234,12 @@ std::string render_text(const AnalyzeResult& r) {
   dumps_section(out, r);
   locks_section(out, r);
   deadlocks_section(out, r);
+  chains_section(out, r);
   pools_section(out, r);
   virtual_section(out, r);
   stuck_section(out, r);
   resolution_section(out, r);
+  if (r.lock_time) lock_time_text(out, *r.lock_time);
   return out;
 }
 

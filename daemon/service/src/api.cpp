@@ -59,10 +59,54 @@ std::string contention_json(const TargetState& state) {
   result.inputs.push_back({state.label(), state.correlator().size(), {}});
   result.dump_input.assign(state.correlator().size(), 0);
   result.report = state.correlator().report();
+  result.lock_time = state.lock_time().report();
   return report::render_json(result);
 }
 
 }  // namespace
+
+// The top -H of an incident: threads by CPU between the oldest and the newest sample of the
+// ring. The two texts are copied under the target's mutex and parsed after it is released.
+Response Daemon::Impl::threads_by_cpu(const Request& r, const Params& p) {
+  const auto sort = r.query.find("sort");
+  if (sort == r.query.end() || sort->second != "cpu") return http::bad_request("sort takes cpu");
+  const auto limit_arg = r.query.find("limit");
+  const auto limit = limit_arg == r.query.end() ? std::optional<std::uint64_t>(20) : number(limit_arg->second);
+  if (!limit || *limit == 0 || *limit > 500) return http::bad_request("limit takes a number from 1 to 500");
+  auto t = find(std::string_view(p.at("target")));
+  if (!t) return http::error_response(404, "no such target");
+  return on_api_thread([t, n = static_cast<std::size_t>(*limit)] {
+    std::optional<std::string> first, last;
+    double t0 = 0, t1 = 0;
+    parser::ParserLimits limits;
+    {
+      std::lock_guard lock(t->mu);
+      const auto list = t->state.ring().list();
+      if (list.size() >= 2) {
+        first = t->state.ring().text(list.front().id), last = t->state.ring().text(list.back().id);
+        t0 = list.front().time, t1 = list.back().time;
+      }
+      limits = t->state.parser_limits();
+    }
+    report::JsonWriter w;
+    w.begin_object().key("sort").value("cpu").key("window_seconds").value(t1 - t0);
+    std::vector<analysis::ThreadCpu> top;
+    if (first && last) {
+      const auto a = parser::parse_dumps(*first, limits), b = parser::parse_dumps(*last, limits);
+      if (!a.empty() && !b.empty()) top = analysis::top_cpu_threads(a.front(), b.front(), t1 - t0, n);
+    }
+    w.key("cpu_printed").value(!top.empty()).key("threads").begin_array();
+    for (const auto& c : top) {
+      w.begin_object().key("thread").value(c.thread);
+      if (c.java_id) w.key("java_id").value(*c.java_id);
+      w.key("pool").value(c.pool).key("cpu_seconds").value(c.cpu_seconds).key("state").value(c.state);
+      w.key("top_frames").begin_array();
+      for (const auto& f : c.top_frames) w.value(f);
+      w.end_array().end_object();
+    }
+    return http::json_response(w.end_array().end_object().str());
+  });
+}
 
 // A bounded queue: a client polling the API faster than it is answered gets 503 instead of
 // piling up work (and memory) behind the target's mutex.
@@ -132,6 +176,7 @@ void Daemon::Impl::add_routes() {
   router.add("/api/v1/targets/{target}/contention", with_target([](const Request&, const Params&, const TargetState& s) {
     return http::json_response(contention_json(s));
   }));
+  router.add("/api/v1/targets/{target}/threads", [this](const Request& r, const Params& p) { return threads_by_cpu(r, p); });
   router.add("/api/v1/targets/{target}/collapsed", with_target([](const Request& r, const Params&, const TargetState& s) {
     const auto state = r.query.find("state");
     const auto samples = r.query.find("samples");

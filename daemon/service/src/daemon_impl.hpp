@@ -88,6 +88,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void add_page_routes();  // `/`, its assets, /incidents/...
   /// A deferred response computed on the API thread; 503 when max_api_pending wait already.
   http::Response on_api_thread(std::function<http::Response()> work);
+  http::Response threads_by_cpu(const http::Request& request, const http::Params& params);  // api.cpp
 
   DaemonSettings settings;
   config::Config config;        // io thread

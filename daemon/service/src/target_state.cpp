@@ -88,6 +88,7 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   stacks_.forget_before(ring_.first_id().value_or(*id));
   metrics_.last_sample_time = in.started;
   count_sample();
+  count_lock_time(dumps.front(), in.started);  // after count_sample: it fills the latest sample's hold gauges
   return id;
 }
 
@@ -97,11 +98,13 @@ void TargetState::count_sample() {
   const auto newest = correlator_.size() - 1;
   exporter::LatestSample latest;
   latest_waiters_ = {};
-  for (const auto& [key, n] : correlator_.tally(newest).waiters) {
+  const auto newest_tally = correlator_.tally(newest);
+  for (const auto& [key, n] : newest_tally.waiters) {
     latest_waiters_[static_cast<std::size_t>(key.kind)] += n;
     latest.lock_waiters[labels_of(key)] = n;
     metrics_.totals.wait_observations[labels_of(key)] += n;
   }
+  for (const auto& [key, n] : newest_tally.transitive) latest.lock_waiters_transitive[labels_of(key)] = n;
   const auto& summary = correlator_.summary(newest);
   for (const auto& [state, n] : summary.states) latest.threads_by_state[std::string(model::to_string(state))] = n;
   latest.deadlocked_threads = deadlocked_threads(summary);
@@ -150,9 +153,11 @@ void TargetState::settle_oldest_open() {
   r["same_dump"] += tally.resolution.same_dump;
   r["correlated"] += tally.resolution.correlated;
   r["unresolved"] += tally.resolution.unresolved;
+  r["inferred"] += tally.resolution.inferred;
 }
 
 void TargetState::add_perf(const sampling::JvmCounters& c, double now) {
+  if (c.gc_collections) gc_epoch_ = c.gc_collections;
   auto& p = metrics_.perf;
   p.threads_live = c.threads_live;
   p.contended_enters = c.contended_lock_attempts;

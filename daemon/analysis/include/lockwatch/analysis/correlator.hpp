@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "lockwatch/analysis/holder_inference.hpp"
 #include "lockwatch/analysis/lock_graph.hpp"
 #include "lockwatch/analysis/pools.hpp"
 #include "lockwatch/analysis/string_pool.hpp"
@@ -29,13 +30,14 @@ struct LockKey {
   auto operator<=>(const LockKey&) const = default;
 };
 
-enum class Resolution : std::uint8_t { same_dump, correlated, unresolved };
+enum class Resolution : std::uint8_t { same_dump, correlated, unresolved, inferred };
 std::string_view to_string(Resolution r) noexcept;
 
 struct ResolutionCounts {
   std::uint64_t same_dump = 0;
   std::uint64_t correlated = 0;   // the holder showed in a neighbouring dump
   std::uint64_t unresolved = 0;
+  std::uint64_t inferred = 0;     // a likely j.u.c. owner in a dump without -l (holder_inference.hpp)
   void add(Resolution r) noexcept;
 };
 
@@ -85,6 +87,13 @@ struct PinnedCarrierSummary {
   std::string site;                             // where the carried code waits: its first non-plumbing frame
 };
 
+/// A chain of waits in one dump (roots.hpp): the holder of each lock waits for the next.
+struct ChainSummary {
+  std::vector<LockKey> locks;      // from the first lock waited for to the root
+  std::uint32_t waiters = 0;       // threads waiting for the root, directly or behind holders
+  bool deadlock = false;           // the chain runs into a cycle: no root
+};
+
 struct DumpSummary {
   double time = 0;
   std::string timestamp;
@@ -101,6 +110,7 @@ struct DumpSummary {
   std::uint32_t pinned_carrier_threads = 0;
   std::vector<PinnedCarrierSummary> pinned_carriers;  // the first CorrelatorOptions::named_waiters
   std::uint32_t contending_threads = 0; // threads waiting to acquire a lock
+  std::vector<ChainSummary> chains;     // chains of two or more locks, most waiters first (the first named_waiters)
   std::vector<DeadlockSummary> deadlocks;
   std::vector<PoolStates> pools;
   /// Threads of each pool that wait for a lock or a resource (BLOCKED, or parked under
@@ -134,6 +144,7 @@ struct CorrelatorOptions {
 struct SampleTally {
   std::map<LockKey, std::uint32_t> waiters;   // waiting threads per lock
   std::map<LockKey, std::uint64_t> holders;   // LockKey::site = the holder's site; one per holder per dump
+  std::map<LockKey, std::uint32_t> transitive;  // threads waiting per lock directly or behind holders (roots.hpp)
   ResolutionCounts resolution;
 };
 
@@ -205,6 +216,8 @@ class Correlator {
     std::vector<HeldLock> held;                 // sorted by (kind, address), stable
     std::vector<std::pair<Id, Id>> key_holder;  // (key, first resolved holder), sorted by key
     std::vector<std::uint32_t> virtual_waiters; // java ids of the waiting virtual threads, sorted
+    std::vector<std::pair<std::uint32_t, Id>> inferred;  // (index into waits, holder) without -l, sorted
+    std::vector<std::pair<Id, std::uint32_t>> transitive;  // (key, threads directly or behind holders)
     std::size_t bytes = 0;
   };
   struct Tally {
@@ -219,6 +232,9 @@ class Correlator {
   template <class Visit>  // Visit(const Observation&, const std::optional<HolderRef>&, std::optional<Resolution>): none for resources
   void visit_waits(std::size_t sample, Visit&& visit) const;
   void compact();
+  /// Inferred j.u.c. holders and chains of waits (correlator_roots.cpp).
+  void add_inferred_and_chains(const model::ThreadDump& dump, const LockGraph& g, Sample& s);
+  std::optional<HolderRef> inferred_holder(const Sample& s, std::size_t wait) const;
   void index(Sample& s) const;
   static std::size_t bytes_of(const Sample& s);
   std::size_t table_bytes() const noexcept;

@@ -26,7 +26,12 @@ struct TargetTotals {
   std::map<std::string, std::uint64_t> samples_by_form;             // "print" | "json" -> successful samples
   std::map<LockLabels, std::uint64_t> wait_observations;            // waiting threads summed over samples
   std::map<LockLabels, std::uint64_t> holder_observations;          // site = holder site
-  std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved
+  // Estimated thread-microseconds spent waiting (each wait observation weighted by the bounded
+  // gap to the previous sample), by waiting site: exported in seconds.
+  std::map<LockLabels, std::uint64_t> wait_microseconds;
+  std::map<LockLabels, std::uint64_t> holder_activity;              // site = activity (running|io|waiting|sleeping|unseen)
+  std::map<std::string, std::uint64_t> pool_cpu_microseconds;       // pool (or thread outside one) -> cpu= advance
+  std::map<std::string, std::uint64_t> holder_resolution;           // same_dump|correlated|unresolved|inferred
   std::uint64_t incidents = 0;
   std::uint64_t incident_failures = 0;  // incidents that could not be written
   std::uint64_t missed_ticks = 0;     // deadlines that passed while the previous dump still ran
@@ -41,6 +46,8 @@ struct LatestSample {
   std::map<std::string, std::uint32_t> virtual_threads_by_state;
   std::uint32_t pinned_carrier_threads = 0;                         // carriers waiting with a virtual thread mounted
   std::map<LockLabels, std::uint32_t> lock_waiters;                 // waiters per hot lock
+  std::map<LockLabels, double> lock_hold_seconds_max;               // site = holder site; longest hold in progress
+  std::map<LockLabels, std::uint32_t> lock_waiters_transitive;      // waiters directly or behind holders that wait
   std::uint32_t deadlocked_threads = 0;
   std::map<std::string, std::map<std::string, std::uint32_t>> pool_threads;  // pool -> state -> threads
   // event-loop pool -> state -> threads stalled in it: BLOCKED, or parked/waiting for a lock

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/export/target_metrics.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
@@ -63,6 +64,9 @@ class TargetState {
   const std::string& label() const noexcept { return metrics_.target; }
   const store::Ring& ring() const noexcept { return ring_; }
   const analysis::Correlator& correlator() const noexcept { return correlator_; }
+  /// Wait seconds, holds in progress, holder activity and CPU over every sample of the target.
+  const analysis::LockTime& lock_time() const noexcept { return lock_time_; }
+  const parser::ParserLimits& parser_limits() const noexcept { return settings_.parser; }
   /// The collapsed stacks of the samples the ring keeps (flame-graph input).
   const analysis::StackHistory& stacks() const noexcept { return stacks_; }
   std::uint32_t latest_blocked() const noexcept { return latest_blocked_; }
@@ -78,11 +82,14 @@ class TargetState {
   void count_sample();
   void count_event_loops(const analysis::DumpSummary& summary, exporter::LatestSample& latest);
   void settle_oldest_open();
+  void count_lock_time(const model::ThreadDump& dump, double time_s);  // lock_time_metrics.cpp
 
   TargetSettings settings_;
   store::Ring ring_;
   analysis::Correlator correlator_;
   analysis::StackHistory stacks_;  // one entry per sample of ring_, evicted with it
+  analysis::LockTime lock_time_;
+  std::optional<std::int64_t> gc_epoch_;  // GC collections at the latest hsperfdata read
   exporter::TargetMetrics metrics_;
   std::uint64_t unsettled_ = 0;  // newest dumps whose holders are not counted yet
   std::uint32_t latest_blocked_ = 0;

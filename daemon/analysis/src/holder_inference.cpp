@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/analysis/holder_inference.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+#include "lockwatch/analysis/sites.hpp"
+
+namespace lockwatch::analysis {
+namespace {
+
+// One lock object of the dump: its address, or (class, site) when none is printed.
+using GroupKey = std::tuple<std::uint64_t, std::string_view, std::string_view>;
+
+struct Group {
+  std::vector<std::uint32_t> waits;
+  std::set<std::uint32_t> waiters;       // thread indices
+  std::set<std::string_view> sites;      // where its waiters wait
+  std::map<std::string_view, std::uint32_t> lock_line;  // per site: the first line its waiters call lock() at
+};
+
+// "Pool.borrow(Pool.java:86)" -> 86; none without a line ("Native Method", "Unknown Source").
+std::optional<std::uint32_t> frame_line(std::string_view text) {
+  const auto close = text.rfind(')');
+  const auto colon = text.rfind(':', close);
+  if (close == std::string_view::npos || colon == std::string_view::npos || colon + 1 >= close) return std::nullopt;
+  std::uint32_t line = 0;
+  for (auto c : text.substr(colon + 1, close - colon - 1)) {
+    if (c < '0' || c > '9' || line > 100'000'000) return std::nullopt;
+    line = line * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  return line;
+}
+
+// The waiter's own frame in its site: the line of the lock() call it waits in.
+std::optional<std::uint32_t> waiting_line(const model::ThreadInfo& t, std::string_view site) {
+  for (const auto& f : t.frames)
+    if (model::frame_method(f.text) == site) return frame_line(f.text);
+  return std::nullopt;
+}
+
+bool in_juc(std::string_view method) { return method.starts_with("java.util.concurrent."); }
+
+// The frame of `t` in one of the waiters' sites, nearest the top.
+std::optional<std::size_t> site_frame(const model::ThreadInfo& t, const std::set<std::string_view>& sites) {
+  for (std::size_t i = 0; i < t.frames.size(); ++i)
+    if (sites.count(model::frame_method(t.frames[i].text))) return i;
+  return std::nullopt;
+}
+
+// What a thread inside the waiters' site can be. A candidate has gone past lock(): it runs
+// code the site calls after the lock() line (the work under the lock), or sleeps or waits
+// right in the site outside j.u.c. code. A thread before the lock() line is not the owner. A
+// thread that may own it but the dump cannot tell - RUNNABLE in j.u.c. code under the site
+// (just handed the lock inside acquire(), or releasing it), or running in the site's own frame
+// past the lock() line - makes the dump ambiguous: then nothing is inferred.
+enum class Role : std::uint8_t { none, candidate, ambiguous };
+
+Role role_of(const model::ThreadInfo& t, std::size_t at, std::optional<std::uint32_t> lock_line) {
+  const auto line = frame_line(t.frames[at].text);
+  const bool before_lock = line && lock_line && *line < *lock_line;
+  const std::size_t top = site_index(t, 0);
+  if (top < at) return before_lock ? Role::none : Role::candidate;
+  if (top > at) return Role::none;
+  const bool in_lock_code = std::any_of(t.frames.begin(), t.frames.begin() + static_cast<std::ptrdiff_t>(at),
+                                        [](const auto& f) { return in_juc(model::frame_method(f.text)); });
+  if (in_lock_code) return t.state == model::ThreadState::runnable ? Role::ambiguous : Role::none;  // parked: a Condition
+  if (at > 0) return before_lock ? Role::none : Role::candidate;  // sleeping or waiting in the site
+  return before_lock ? Role::none : Role::ambiguous;
+}
+
+std::map<GroupKey, Group> unowned_parks(const model::ThreadDump& dump, const LockGraph& g) {
+  std::map<GroupKey, Group> groups;
+  for (std::uint32_t i = 0; i < g.waits.size(); ++i) {
+    const auto& w = g.waits[i];
+    if (w.kind != LockKind::park || w.holder || w.site.empty()) continue;
+    const GroupKey key = w.address ? GroupKey{*w.address, {}, {}} : GroupKey{0, w.lock_class, w.site};
+    auto& group = groups[key];
+    group.waits.push_back(i);
+    group.waiters.insert(w.thread);
+    group.sites.insert(w.site);
+    if (const auto line = waiting_line(dump.threads[w.thread], w.site)) {
+      auto [it, added] = group.lock_line.try_emplace(w.site, *line);
+      if (!added) it->second = std::min(it->second, *line);
+    }
+  }
+  return groups;
+}
+
+// The one candidate, with its frame in the site; none when there are none, several, or a
+// thread that may own the lock unseen.
+std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model::ThreadDump& dump, const Group& group) {
+  std::optional<std::pair<std::uint32_t, std::size_t>> found;
+  // A waiter whose header already says "runnable" while its state line is still parked is being
+  // woken: the lock was released a moment ago and may be free or just handed over - whoever is
+  // in the site now may have left it (PrepareThenLock's settle() after unlock()).
+  if (std::any_of(group.waiters.begin(), group.waiters.end(),
+                  [&](std::uint32_t t) { return dump.threads[t].header_status.starts_with("runnable"); }))
+    return std::nullopt;
+  for (std::uint32_t t = 0; t < dump.threads.size(); ++t) {
+    if (group.waiters.count(t)) continue;
+    const auto& thread = dump.threads[t];
+    const auto at = site_frame(thread, group.sites);
+    if (!at) continue;
+    const auto line = group.lock_line.find(model::frame_method(thread.frames[*at].text));
+    const auto role = role_of(thread, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second));
+    if (role == Role::none) continue;
+    if (role == Role::ambiguous || found) return std::nullopt;
+    found = std::pair{t, *at};
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<InferredHolder> infer_juc_holders(const model::ThreadDump& dump, const LockGraph& g) {
+  std::vector<InferredHolder> out;
+  if (dump.synchronizers_listed) return out;  // a -l dump names every owner: nothing to guess
+  for (const auto& [key, group] : unowned_parks(dump, g)) {
+    const auto holder = sole_candidate(dump, group);
+    if (!holder) continue;
+    const auto& t = dump.threads[holder->first];
+    const auto site = model::frame_method(t.frames[holder->second].text);
+    for (auto w : group.waits) out.push_back({w, holder->first, site, site_from(t, 0)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.wait < b.wait; });
+  return out;
+}
+
+}  // namespace lockwatch::analysis

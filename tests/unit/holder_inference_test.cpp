@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// j.u.c. holders inferred from dumps without -l, measured against the owners the -l dumps of
+// the same moments list (their synchronizer sections hidden).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "inference_truth.hpp"
+#include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/holder_inference.hpp"
+#include "test_support.hpp"
+
+using namespace lockwatch;
+
+namespace {
+
+std::string thread(const char* name, int id, const char* state, const std::string& frames) {
+  std::string t = "\"";
+  t.append(name).append("\" #").append(std::to_string(id)).append(" prio=5 os_prio=0 tid=0x1 nid=0x1 waiting  [0x1]\n");
+  t.append("   java.lang.Thread.State: ").append(state).append("\n").append(frames).append("\n");
+  return t;
+}
+
+std::string parked_waiter(const char* name, int id) {
+  return thread(name, id, "WAITING (parking)",
+                "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+                "\t- parking to wait for  <0x00000000ffd1b970> (a java.util.concurrent.locks.ReentrantLock$NonfairSync)\n"
+                "\tat java.util.concurrent.locks.LockSupport.park(LockSupport.java:211)\n"
+                "\tat java.util.concurrent.locks.ReentrantLock.lock(ReentrantLock.java:322)\n"
+                "\tat ConnectionPool.borrow(Pool.java:86)\n\tat Worker.run(Worker.java:5)\n");
+}
+
+std::string creating_holder(const char* name, int id) {
+  return thread(name, id, "TIMED_WAITING (sleeping)",
+                "\tat java.lang.Thread.sleep(Native Method)\n\tat ConnectionPool.createConnection(Pool.java:98)\n"
+                "\tat ConnectionPool.borrow(Pool.java:89)\n\tat Worker.run(Worker.java:5)\n");
+}
+
+model::ThreadDump dump(const std::string& threads) {
+  return test::parse_one("Full thread dump x:\n\n" + threads + "JNI global refs: 1, weak refs: 0\n");
+}
+
+std::vector<std::string> inferred_names(const model::ThreadDump& d) {
+  std::vector<std::string> out;
+  const auto g = analysis::build_lock_graph(d);
+  for (const auto& h : analysis::infer_juc_holders(d, g)) out.emplace_back(d.threads[h.thread].name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("holder inference: the one thread past lock() in the waiters' site", "[analysis][inference]") {
+  const auto d = dump(parked_waiter("w1", 1) + parked_waiter("w2", 2) + creating_holder("h", 3));
+  CHECK(inferred_names(d) == std::vector<std::string>{"h", "h"});
+  const auto g = analysis::build_lock_graph(d);
+  const auto inferred = analysis::infer_juc_holders(d, g);
+  REQUIRE(inferred.size() == 2);
+  CHECK(inferred[0].site == "ConnectionPool.borrow");
+  CHECK(inferred[0].busy_at == "ConnectionPool.createConnection");
+}
+
+TEST_CASE("holder inference: no guess when two threads could hold it", "[analysis][inference]") {
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + creating_holder("h1", 2) + creating_holder("h2", 3))).empty());
+}
+
+TEST_CASE("holder inference: a thread that may own the lock unseen makes the dump ambiguous", "[analysis][inference]") {
+  // RUNNABLE in lock() under the site: it may just have been handed the lock inside acquire().
+  const auto acquiring = thread("a", 2, "RUNNABLE",
+                                "\tat java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire(AQS.java:700)\n"
+                                "\tat java.util.concurrent.locks.ReentrantLock.lock(ReentrantLock.java:322)\n"
+                                "\tat ConnectionPool.borrow(Pool.java:86)\n\tat Worker.run(Worker.java:5)\n");
+  // Running in borrow's own frame past the lock() line: holding it or already past unlock().
+  const auto in_site = thread("b", 3, "RUNNABLE", "\tat ConnectionPool.borrow(Pool.java:90)\n\tat Worker.run(Worker.java:5)\n");
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + acquiring + creating_holder("h", 4))).empty());
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + in_site + creating_holder("h", 4))).empty());
+}
+
+TEST_CASE("holder inference: threads before lock() or awaiting a Condition are no candidates", "[analysis][inference]") {
+  // In a method borrow calls before its lock() line (86), and in borrow's own frame before it.
+  const auto preparing = thread("p", 2, "RUNNABLE",
+                                "\tat ConnectionPool.validate(Pool.java:120)\n\tat ConnectionPool.borrow(Pool.java:84)\n"
+                                "\tat Worker.run(Worker.java:5)\n");
+  const auto entering = thread("e", 3, "RUNNABLE", "\tat ConnectionPool.borrow(Pool.java:85)\n\tat Worker.run(Worker.java:5)\n");
+  // Parked on a Condition of the lock inside borrow: await() released it.
+  const auto awaiting = thread("c", 5, "WAITING (parking)",
+                               "\tat jdk.internal.misc.Unsafe.park(Native Method)\n"
+                               "\t- parking to wait for  <0x00000000ffd1b999> (a java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n"
+                               "\tat java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await(AQS.java:1625)\n"
+                               "\tat ConnectionPool.borrow(Pool.java:88)\n\tat Worker.run(Worker.java:5)\n");
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + preparing + entering + awaiting)).empty());
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + preparing + entering + awaiting + creating_holder("h", 4))) ==
+        std::vector<std::string>{"h"});
+}
+
+TEST_CASE("holder inference: a -l dump is never guessed at", "[analysis][inference]") {
+  const auto text = test::read_file(test::captured_dir() / "jdk17" / "ReentrantLockPool" / "dump-1.txt");
+  CHECK(inferred_names(test::parse_one(text)).empty());
+  CHECK_FALSE(inferred_names(test::parse_one(test::hide_synchronizers(text))).empty());
+}
+
+TEST_CASE("holder inference: counted as inferred, never as same_dump", "[analysis][inference][correlator]") {
+  const auto text = test::read_file(test::captured_dir() / "jdk17" / "ReentrantLockPool" / "dump-1.txt");
+  analysis::Correlator c;
+  c.add(test::parse_one(test::hide_synchronizers(text)), 0);
+  const auto t = c.tally(0);
+  CHECK(t.resolution.same_dump == 0);
+  CHECK(t.resolution.inferred == 5);
+  CHECK(t.resolution.unresolved == 0);
+  const auto r = c.report();
+  REQUIRE_FALSE(r.locks.empty());
+  REQUIRE_FALSE(r.locks[0].holders.empty());
+  CHECK(r.locks[0].holders[0].thread == "pool-worker-1");
+  CHECK(r.locks[0].holders[0].site == "ConnectionPool.borrow");
+  // The -l dump of the same moment: the owner listed, nothing inferred.
+  analysis::Correlator l;
+  l.add(test::parse_one(text), 0);
+  CHECK(l.tally(0).resolution.same_dump == 5);
+  CHECK(l.tally(0).resolution.inferred == 0);
+}
+
+// Every captured -l dump (JDK 17 and 25 scenario programs) seen without its synchronizer
+// sections: the holders inferred there must be the owners the sections name.
+TEST_CASE("holder inference: precision on the captured -l dumps", "[analysis][inference][precision]") {
+  test::InferenceScore total;
+  for (const auto& f : test::files_below(test::captured_dir())) {
+    const auto text = test::read_file(f);
+    if (text.find("Locked ownable synchronizers:") == std::string::npos || text.find("Full thread dump") == std::string::npos) continue;
+    const auto s = test::score_inference(text);
+    INFO(f.string() << ": inferred " << s.inferred << ", correct " << s.correct);
+    total.add(s);
+  }
+  std::printf("holder inference on captured -l dumps: %zu dumps, %zu park waits without owner, %zu inferred, %zu correct, precision %.3f\n",
+              total.dumps, total.unowned_parks, total.inferred, total.correct, total.precision());
+  CHECK(total.dumps >= 20);
+  CHECK(total.inferred >= 10);
+  CHECK(total.precision() >= 0.95);
+}
+
+TEST_CASE("holder inference: a waiter being woken means the lock was just released", "[analysis][inference]") {
+  auto woken = parked_waiter("w1", 1);
+  const std::string status = " waiting  [0x1]";
+  woken.replace(woken.find(status), status.size(), " runnable  [0x1]");
+  CHECK(inferred_names(dump(woken + parked_waiter("w2", 2) + creating_holder("h", 3))).empty());
+  CHECK(inferred_names(dump(parked_waiter("w1", 1) + parked_waiter("w2", 2) + creating_holder("h", 3))).size() == 2);
+}
