@@ -571,7 +571,9 @@ TEST_CASE("hostile: 200 000 locks held by one thread - processed quickly, the re
   const double processed = samples(scrape(d), "nested-locks") - before;
   check_all(o, w);
   INFO("samples of the 200 000-lock target processed in the " << w.window.count() << " s window: " << processed);
-  CHECK(processed >= 5);  // each within 2 s
+  // Each within 2 s. The target is paced by what its samples cost to process (3x): the
+  // sanitized daemon parses several times slower, so it processes fewer of them.
+  CHECK(processed >= (LOCKWATCH_E2E_SANITIZED ? 2 : 5));
 }
 
 // 7a. Every process with an hsperfdata file became a target: 2 000 forks of the app pushed the
