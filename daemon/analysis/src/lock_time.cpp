@@ -226,7 +226,10 @@ void LockTime::occupancy(const LockGraph& graph, const std::vector<std::pair<dou
     if (hold_s[*w.held].first >= tr.occ.longest_hold_s)
       tr.occ.longest_hold_s = hold_s[*w.held].first, tr.occ.longest_by_key = hold_s[*w.held].second;
   }
-  for (auto& [key, tr] : tracked_) {
+  for (auto& entry : tracked_) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const auto& key = entry.first;
+    auto& tr = entry.second;
     if (seen.contains(key)) continue;
     ++tr.occ.samples;
     const bool held = std::any_of(graph.held.begin(), graph.held.end(), [&](const Held& h) {
