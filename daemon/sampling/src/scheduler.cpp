@@ -93,11 +93,17 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // Healthy targets first: a target that keeps failing (stalling, refusing) waits until no
   // healthy one does, so a crowd of failing targets cannot queue a healthy JVM behind them.
-  // Failing targets also share at most max_concurrent - 1 slots, so one is always left for a
-  // healthy JVM (with a cap of 1 there is nothing to share).
+  // Among healthy ones a target that has answered before goes first: a container forking
+  // processes with hsperfdata files makes new targets all the time, and each holds a slot
+  // until its first dump fails. Failing targets also share at most max_concurrent - 1 slots, so
+  // one is always left for a healthy JVM (with a cap of 1 there is nothing to share).
   void pump() {
     while (!stopped && in_flight < options.max_concurrent && !queue.empty()) {
-      auto pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) { return j.target->stats.failures_in_row == 0; });
+      auto pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) {
+        return j.target->stats.failures_in_row == 0 && j.target->stats.last_ok_duration.has_value();
+      });
+      if (pick == queue.end())
+        pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) { return j.target->stats.failures_in_row == 0; });
       const std::size_t failing_cap = options.max_concurrent > 1 ? options.max_concurrent - 1 : 1;
       if (pick == queue.end() && in_flight_failing >= failing_cap) return;
       if (pick == queue.end()) pick = queue.begin();
