@@ -52,7 +52,7 @@ std::unique_ptr<test::Child> start_jvm(const Jdk& jdk, std::vector<std::string> 
   return jvm;
 }
 
-sampling::DumpResult dump(int pid, std::chrono::milliseconds timeout = 20s) {
+sampling::DumpRecord dump(int pid, std::chrono::milliseconds timeout = 20s) {
   sampling::DumpRequest request;
   request.pid = pid;
   request.timeout = timeout;
@@ -93,6 +93,8 @@ TEST_CASE("attach: first attach starts the listener; the dump has jstack's threa
     const auto ours = dump(jvm->pid());
     INFO(ours.error);
     REQUIRE(ours.outcome == Outcome::ok);
+    CHECK(ours.source == sampling::DumpSource::attach);  // stamped by the backend that took it
+    CHECK(ours.form == sampling::DumpForm::print);
     auto jstack = test::run_command({(jdk.home / "bin" / "jstack").string(), std::to_string(jvm->pid())}, 60s);
     REQUIRE(jstack.exit_code == 0);
     CHECK(java_threads(ours.text) == java_threads(jstack.out));
@@ -199,11 +201,11 @@ TEST_CASE("attach: a JVM that dies during the dump is target_gone, promptly", "[
   // the dump is in flight when the JVM is killed.
   REQUIRE(test::stop_process(jvm->pid()));
   boost::asio::io_context io;
-  sampling::DumpResult result;
+  sampling::DumpRecord result;
   sampling::DumpRequest request;
   request.pid = jvm->pid();
   request.timeout = 20s;
-  sampling::async_attach_dump(io, request, {}, [&result](sampling::DumpResult r) { result = std::move(r); });
+  sampling::async_attach_dump(io, request, {}, [&result](sampling::DumpRecord r) { result = std::move(r); });
   boost::asio::steady_timer kill_timer(io, 300ms);
   kill_timer.async_wait([pid = jvm->pid()](boost::system::error_code) { ::kill(pid, SIGKILL); });
   io.run();

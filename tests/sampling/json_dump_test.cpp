@@ -53,7 +53,7 @@ std::unique_ptr<test::Child> start(std::vector<std::string> argv) {
   return jvm;
 }
 
-sampling::DumpResult dump(int pid, DumpForm form, std::chrono::milliseconds timeout = 30s) {
+sampling::DumpRecord dump(int pid, DumpForm form, std::chrono::milliseconds timeout = 30s) {
   sampling::DumpRequest request;
   request.pid = pid;
   request.timeout = timeout;

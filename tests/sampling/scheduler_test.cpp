@@ -14,6 +14,14 @@ namespace asio = boost::asio;
 
 namespace {
 
+// What a backend returns: the scheduler adds when it was asked for, -l and burst.
+DumpRecord record(Outcome outcome, std::chrono::milliseconds took) {
+  DumpRecord r;
+  r.outcome = outcome, r.elapsed = took, r.source = DumpSource::attach;
+  if (outcome == Outcome::ok) r.text = "Full thread dump";
+  return r;
+}
+
 struct Bench {
   asio::io_context io;
   std::chrono::milliseconds latency{2};
@@ -27,7 +35,7 @@ struct Bench {
   std::map<TargetKey, int> ticks;
 
   DumpBackend backend() {
-    return [this](const DumpRequest& r, std::function<void(DumpResult)> done) {
+    return [this](const DumpRequest& r, std::function<void(DumpRecord)> done) {
       max_in_flight = std::max(max_in_flight, ++in_flight);
       if (++per_pid_in_flight[r.pid] > 1) overlap_within_target = true;
       if (!answer) return;  // a backend that hangs: the watchdog must free the slot
@@ -35,7 +43,7 @@ struct Bench {
       timer->async_wait([this, timer, pid = r.pid, done](boost::system::error_code) {
         --in_flight;
         --per_pid_in_flight[pid];
-        done(DumpResult{outcome, outcome == Outcome::ok ? "Full thread dump" : "", {}, latency});
+        done(record(outcome, latency));
       });
     };
   }
@@ -62,8 +70,8 @@ TEST_CASE("deadlines are absolute: every dump is due exactly k intervals after t
   const auto first = b.events.front().due;
   for (const auto& e : b.events) {
     CHECK((e.due - first) % 20ms == Clock::duration::zero());
-    CHECK(e.result.outcome == Outcome::ok);
-    CHECK_FALSE(e.burst);
+    CHECK(e.dump.outcome == Outcome::ok);
+    CHECK_FALSE(e.dump.burst);
   }
   CHECK(b.ticks[1] >= static_cast<int>(b.events.size()));
 }
@@ -114,6 +122,37 @@ TEST_CASE("a failing target backs off exponentially instead of retrying every ti
   CHECK(b.ticks[1] > 60);  // hsperfdata is still read on every tick
 }
 
+TEST_CASE("an ok dump that processing finds no dump in backs off like any failure", "[scheduler]") {
+  // A process that answers the attach protocol with something else: the backend says ok,
+  // the parser says parse_error. With the verdict taken from processing it backs off;
+  // without, it would be dumped on every tick as a healthy target.
+  Bench b;
+  SchedulerOptions o;
+  o.backoff_initial = 20ms;
+  o.backoff_max = 80ms;
+  o.verdict_from_processing = true;
+  auto hooks = b.hooks();
+  Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
+                                       b.events.push_back(e);
+                                       s.processed(e.target, e.target == 1 ? Outcome::parse_error : Outcome::ok, 0ms);
+                                     }});
+  s.add(1, 101, every(5ms));
+  s.add(2, 102, every(5ms));
+  b.io.run_for(600ms);
+  const auto junk = s.stats(1);
+  const auto good = s.stats(2);
+  REQUIRE(junk);
+  REQUIRE(good);
+  INFO("junk: " << junk->dumps << " dumps; good: " << good->dumps);
+  CHECK(junk->dumps <= 14);  // back-off 20, 40, 80, 80, ... as for attach_refused
+  CHECK(junk->failures_in_row == junk->dumps);  // each verdict adds to the row: ok never reset it
+  CHECK(junk->backoff == 80ms);
+  CHECK_FALSE(junk->last_ok_duration);  // never counted as having answered
+  CHECK(good->failures_in_row == 0);
+  CHECK(good->last_ok_duration);
+  CHECK(good->dumps >= 60);
+}
+
 TEST_CASE("a recovered target samples every tick again", "[scheduler]") {
   Bench b;
   b.outcome = Outcome::timeout;
@@ -128,7 +167,7 @@ TEST_CASE("a recovered target samples every tick again", "[scheduler]") {
   b.io.run_for(300ms);
   CHECK(s.stats(1)->failures_in_row == 0);
   CHECK(s.stats(1)->backoff == 0ms);
-  CHECK(b.events.back().result.outcome == Outcome::ok);
+  CHECK(b.events.back().dump.outcome == Outcome::ok);
 }
 
 TEST_CASE("a burst takes N dumps at its own interval and covers the regular ticks", "[scheduler]") {
@@ -140,7 +179,7 @@ TEST_CASE("a burst takes N dumps at its own interval and covers the regular tick
   b.io.run_for(200ms);
   REQUIRE(b.events.size() == 5);
   for (std::uint32_t i = 0; i < 5; ++i) {
-    CHECK(b.events[i].burst);
+    CHECK(b.events[i].dump.burst);
     CHECK(b.events[i].burst_index == i);
     CHECK(b.events[i].due - b.events[0].due == 20ms * i);
   }
@@ -155,7 +194,7 @@ TEST_CASE("-l follows the policy: every Nth tick dump, or once on demand", "[sch
   s.add(1, 101, o);
   b.io.run_for(200ms);
   REQUIRE(b.events.size() >= 6);
-  for (std::size_t i = 0; i < b.events.size(); ++i) CHECK(b.events[i].locks == ((i + 1) % 3 == 0));
+  for (std::size_t i = 0; i < b.events.size(); ++i) CHECK(b.events[i].dump.locks == ((i + 1) % 3 == 0));
 
   b.events.clear();
   o.locks = {LocksPolicy::Mode::on_demand, 0};
@@ -165,9 +204,9 @@ TEST_CASE("-l follows the policy: every Nth tick dump, or once on demand", "[sch
   s.request_locks(1);
   b.io.run_for(100ms);
   std::size_t with_locks = 0;
-  for (const auto& e : b.events) with_locks += e.locks ? 1 : 0;
+  for (const auto& e : b.events) with_locks += e.dump.locks ? 1 : 0;
   CHECK(with_locks == 1);
-  CHECK_FALSE(b.events.front().locks);
+  CHECK_FALSE(b.events.front().dump.locks);
 }
 
 TEST_CASE("a backend that never answers is timed out and frees its slot", "[scheduler]") {
@@ -183,7 +222,7 @@ TEST_CASE("a backend that never answers is timed out and frees its slot", "[sche
   s.add(2, 102, opts);
   b.io.run_for(250ms);
   REQUIRE(b.events.size() >= 2);
-  CHECK(b.events[0].result.outcome == Outcome::timeout);
+  CHECK(b.events[0].dump.outcome == Outcome::timeout);
   bool both = false;
   for (const auto& e : b.events) both = both || e.target == 2;
   CHECK(both);  // the second target got the slot after the first timed out
@@ -214,16 +253,16 @@ TEST_CASE("stalling targets delay only themselves: a dump past slot_hold gives i
   asio::io_context io;
   std::map<int, int> answered;
   // pids 1-3 stall until their timeout; pid 9 answers in 2 ms.
-  DumpBackend backend = [&io, &answered](const DumpRequest& r, std::function<void(DumpResult)> done) {
+  DumpBackend backend = [&io, &answered](const DumpRequest& r, std::function<void(DumpRecord)> done) {
     const auto latency = r.pid == 9 ? 2ms : r.timeout;
     auto timer = std::make_shared<asio::steady_timer>(io, latency);
     timer->async_wait([timer, pid = r.pid, done, &answered, latency](boost::system::error_code) {
       ++answered[pid];
-      done(DumpResult{pid == 9 ? Outcome::ok : Outcome::timeout, pid == 9 ? "Full thread dump" : "", {}, latency});
+      done(record(pid == 9 ? Outcome::ok : Outcome::timeout, latency));
     });
   };
   std::map<TargetKey, int> ok;
-  SchedulerHooks hooks{{}, [&ok](const DumpEvent& e) { ok[e.target] += e.result.outcome == Outcome::ok; }};
+  SchedulerHooks hooks{{}, [&ok](const DumpEvent& e) { ok[e.target] += e.dump.outcome == Outcome::ok; }};
   SchedulerOptions options;
   options.max_concurrent = 2;
   options.slot_hold = 100ms;
@@ -250,7 +289,7 @@ TEST_CASE("a target whose samples are costly to process is paced, the others kee
   Scheduler paced(b.io, {}, b.backend(),
                   {hooks.on_tick, [&](const DumpEvent& e) {
                      b.events.push_back(e);
-                     if (e.target == 1) paced.pace(1, 30ms);
+                     if (e.target == 1) paced.processed(1, e.dump.outcome, 30ms);
                    }});
   paced.add(1, 101, every(10ms));
   paced.add(2, 102, every(10ms));

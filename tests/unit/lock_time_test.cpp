@@ -9,6 +9,7 @@
 #include "analyze_command.hpp"
 #include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/service/target_state.hpp"
+#include "dump_records.hpp"
 #include "test_support.hpp"
 
 using namespace lockwatch;
@@ -273,11 +274,11 @@ TEST_CASE("lock time: a target's samples become wait seconds, hold gauges, activ
   sampling::JvmCounters gc;
   gc.gc_collections = 4;
   t.add_perf(gc, 99);
-  t.add_dump({sampling::Outcome::ok, text("0x10", 100), {}, 100, 0.01, false, false, "attach"});
-  t.add_dump({sampling::Outcome::ok, text("0x10", 600), {}, 101, 0.01, false, false, "attach"});
+  t.add_dump(test::ok_dump(text("0x10", 100), 100, 0.01));
+  t.add_dump(test::ok_dump(text("0x10", 600), 101, 0.01));
   gc.gc_collections = 5;  // a GC: the object moved, the hold is followed by key
   t.add_perf(gc, 101.5);
-  t.add_dump({sampling::Outcome::ok, text("0x20", 1100), {}, 102, 0.01, false, false, "attach"});
+  t.add_dump(test::ok_dump(text("0x20", 1100), 102, 0.01));
   const auto m = t.take_metrics();
   const exporter::LockLabels waited{"monitor", "Inventory", "Inventory.reserve"};
   CHECK(m.totals.wait_microseconds.at(waited) == 4'000'000);  // 2 waiters x 1 s, twice

@@ -125,3 +125,25 @@ TEST_CASE("ring: a sample that cannot fit on its own is refused, and the ring st
   CHECK(ring.add(small, {}));           // and it keeps working
   CHECK(ring.bytes() <= 256 * 1024);
 }
+
+TEST_CASE("ring: a sample keeps its dump record's facts as they were delivered", "[ring]") {
+  store::Ring ring;
+  sampling::DumpFacts facts;
+  facts.outcome = sampling::Outcome::ok, facts.source = sampling::DumpSource::jstack, facts.form = sampling::DumpForm::json;
+  facts.locks = true, facts.burst = true, facts.elapsed = std::chrono::milliseconds(42);
+  facts.started = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
+  const std::string text = "Full thread dump x:\n\n";
+  const auto id = ring.add(text, facts);
+  REQUIRE(id);
+  const auto info = ring.info(*id);
+  REQUIRE(info);
+  CHECK(info->id == *id);
+  CHECK(info->text_bytes == text.size());
+  CHECK(info->dump.source == sampling::DumpSource::jstack);
+  CHECK(info->dump.form == sampling::DumpForm::json);
+  CHECK(info->dump.locks);
+  CHECK(info->dump.burst);
+  CHECK(info->dump.elapsed == std::chrono::milliseconds(42));
+  CHECK(sampling::unix_seconds(info->dump.started) == 1.7e9);
+  CHECK(ring.list().back().dump.source == sampling::DumpSource::jstack);
+}

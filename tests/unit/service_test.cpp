@@ -11,6 +11,7 @@
 #include "lockwatch/service/log.hpp"
 #include "lockwatch/service/target_name.hpp"
 #include "lockwatch/service/target_state.hpp"
+#include "dump_records.hpp"
 #include "test_support.hpp"
 
 using namespace lockwatch;
@@ -28,7 +29,7 @@ std::vector<std::string> scenario_dumps(const std::string& jdk, const std::strin
 service::TargetState fed(const std::vector<std::string>& dumps, service::TargetSettings settings = {}) {
   service::TargetState t("Shop", std::move(settings));
   double time = 1'700'000'000;
-  for (const auto& d : dumps) t.add_dump({sampling::Outcome::ok, d, {}, time += 1, 0.05, false, false, "attach"});
+  for (const auto& d : dumps) t.add_dump(test::ok_dump(d, time += 1, 0.05));
   return t;
 }
 
@@ -114,7 +115,7 @@ TEST_CASE("target state: counters from real dumps; holders counted once their ne
   CHECK(m.new_durations.size() == 1);
   CHECK(t.take_metrics().new_durations.empty());
 
-  t.add_dump({sampling::Outcome::ok, dumps[1], {}, 2e9, 0.05, false, false, "attach"});
+  t.add_dump(test::ok_dump(dumps[1], 2e9, 0.05));
   m = t.take_metrics();
   std::uint64_t resolved = 0;
   for (const auto& [result, n] : m.totals.holder_resolution) resolved += n;
@@ -126,8 +127,8 @@ TEST_CASE("target state: counters from real dumps; holders counted once their ne
 
 TEST_CASE("target state: failures are counted by outcome and keep the last sample", "[service]") {
   auto t = fed(scenario_dumps("jdk17", "LatchWait"));
-  t.add_dump({sampling::Outcome::timeout, {}, "no reply within 10 s", 3e9, 10, false, false, "attach"});
-  t.add_dump({sampling::Outcome::ok, "this is not a thread dump", {}, 3e9, 0.01, false, false, "attach"});
+  t.add_dump(test::dump_record(sampling::Outcome::timeout, {}, 3e9, 10, "no reply within 10 s"));
+  t.add_dump(test::ok_dump("this is not a thread dump", 3e9, 0.01));
   auto m = t.take_metrics();
   CHECK_FALSE(m.up);
   CHECK(m.totals.samples["timeout"] == 1);
@@ -135,8 +136,9 @@ TEST_CASE("target state: failures are counted by outcome and keep the last sampl
   CHECK(m.totals.samples["ok"] == 3);
   CHECK(m.latest);
   CHECK(t.last_outcome() == sampling::Outcome::parse_error);
+  CHECK(t.last_error() == "attach answered 25 bytes without a thread dump: 'this is not a thread dump'");
   CHECK(m.ring_samples == 3);
-  t.add_dump({sampling::Outcome::ok, scenario_dumps("jdk17", "LatchWait").front(), {}, 4e9, 0.01, false, false, "attach"});
+  t.add_dump(test::ok_dump(scenario_dumps("jdk17", "LatchWait").front(), 4e9, 0.01));
   CHECK(t.last_error().empty());  // recovered: the API shows no stale error
 }
 

@@ -18,6 +18,7 @@
 #include "lockwatch/export/exporter.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/service/target_state.hpp"
+#include "dump_records.hpp"
 #include "test_support.hpp"
 
 using namespace lockwatch;
@@ -243,7 +244,7 @@ TEST_CASE("target state: virtual threads, pinned carriers and the form of each s
   service::TargetState t("Shop", {});
   const auto json = json_dump({cache_holder(5), cache_waiter(6, "cache-reader", false), cache_waiter(100, "", true),
                                cache_waiter(101, "", true)});
-  t.add_dump({sampling::Outcome::ok, json, {}, 1, 0.05, false, false, "attach"});
+  t.add_dump(test::ok_dump(json, 1, 0.05));
   auto m = t.take_metrics();
   REQUIRE(m.latest);
   CHECK(m.latest->threads_by_state == std::map<std::string, std::uint32_t>{{"BLOCKED", 1}, {"TIMED_WAITING", 1}});
@@ -251,8 +252,7 @@ TEST_CASE("target state: virtual threads, pinned carriers and the form of each s
   CHECK(m.latest->lock_waiters.at({"monitor", "Cache", "Cache.get"}) == 3);
   CHECK(m.totals.samples_by_form == std::map<std::string, std::uint64_t>{{"json", 1}});
   CHECK(t.latest_blocked() == 3);
-  t.add_dump({sampling::Outcome::ok, test::read_file(test::captured_dir() / "jdk25" / "VirtualThreads" / "dump-1.txt"), {}, 2,
-              0.05, false, false, "attach"});
+  t.add_dump(test::ok_dump(test::read_file(test::captured_dir() / "jdk25" / "VirtualThreads" / "dump-1.txt"), 2, 0.05));
   m = t.take_metrics();
   CHECK(m.latest->virtual_threads_by_state.empty());  // Thread.print lists none: no series
   CHECK(m.latest->pinned_carrier_threads == 1);
@@ -279,7 +279,7 @@ TEST_CASE("target state: 100 000 virtual threads give a bounded number of series
   service::TargetSettings settings;
   settings.ring.max_bytes = std::uint64_t{512} << 20;  // the point here is the series, not the ring's bound
   service::TargetState t("Big", settings);
-  t.add_dump({sampling::Outcome::ok, json_dump(threads), {}, 1, 0.5, false, false, "attach"});
+  t.add_dump(test::ok_dump(json_dump(threads), 1, 0.5));
   const auto m = t.take_metrics();
   REQUIRE(m.latest);
   std::uint64_t listed = 0;

@@ -37,7 +37,7 @@ std::string our_ids() { return "uid " + std::to_string(::geteuid()) + " gid " + 
 class AttachSession : public std::enable_shared_from_this<AttachSession> {
  public:
   AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
-                std::function<void(DumpResult)> done)
+                std::function<void(DumpRecord)> done)
       : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
         done_(std::move(done)), started_(Clock::now()), text_(request.bounds), file_text_(request.bounds) {}
 
@@ -192,7 +192,6 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
     if (json()) return json_reply();
     if (*reply_.status() != 0) return finish(Outcome::parse_error, "the JVM refused the thread dump: " + text_.text().substr(0, 200));
-    if (text_.text().find("Full thread dump") == std::string::npos) return finish(Outcome::parse_error, "the reply holds no thread dump");
     finish(Outcome::ok, {});
   }
 
@@ -299,8 +298,10 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     deadline_.cancel();
     poll_.cancel();
     auto& text = json() ? file_text_.text() : text_.text();
-    DumpResult result{outcome, outcome == Outcome::ok || outcome == Outcome::target_gone ? std::move(text) : std::string{},
-                      std::move(error), Clock::now() - started_, request_.form};
+    DumpRecord result;
+    result.outcome = outcome, result.error = std::move(error), result.elapsed = Clock::now() - started_;
+    result.form = request_.form, result.source = DumpSource::attach;
+    if (outcome == Outcome::ok || outcome == Outcome::target_gone) result.text = std::move(text);
     asio::post(socket_.get_executor(), [done = std::move(done_), result = std::move(result)]() mutable { done(std::move(result)); });
   }
 
@@ -311,7 +312,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   asio::local::stream_protocol::socket socket_;
   asio::steady_timer deadline_;
   asio::steady_timer poll_;
-  std::function<void(DumpResult)> done_;
+  std::function<void(DumpRecord)> done_;
   Clock::time_point started_;
   Clock::time_point listener_deadline_;
   std::chrono::milliseconds poll_step_{20};
@@ -334,14 +335,14 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
 }  // namespace
 
 void async_attach_dump(boost::asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
-                       std::function<void(DumpResult)> done) {
+                       std::function<void(DumpRecord)> done) {
   std::make_shared<AttachSession>(io, request, options, std::move(done))->start();
 }
 
-DumpResult attach_dump(const DumpRequest& request, const AttachOptions& options) {
+DumpRecord attach_dump(const DumpRequest& request, const AttachOptions& options) {
   boost::asio::io_context io;
-  DumpResult result;
-  async_attach_dump(io, request, options, [&result](DumpResult r) { result = std::move(r); });
+  DumpRecord result;
+  async_attach_dump(io, request, options, [&result](DumpRecord r) { result = std::move(r); });
   io.run();
   return result;
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <variant>
 
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 #include "lockwatch/sampling/proc.hpp"
 #include "lockwatch/sampling/target_fs.hpp"
 

@@ -100,15 +100,15 @@ void reap_failed_child(pid_t pid) {
   ::waitpid(pid, nullptr, 0);
 }
 
-DumpResult failure(Outcome outcome, std::string error) {
-  DumpResult r;
+DumpRecord failure(Outcome outcome, std::string error) {
+  DumpRecord r;
   r.outcome = outcome;
   r.error = std::move(error);
   return r;
 }
 
 /// The result for a tool that cannot run, before anything is started.
-DumpResult no_tool(const std::string& path) {
+DumpRecord no_tool(const std::string& path) {
   if (path.empty()) return failure(Outcome::tool_failed, "no jstack: install a JDK or set JAVA_HOME");
   return failure(Outcome::tool_failed,
                  "no jstack at '" + path + "' (not found or not executable): install a JDK or set JAVA_HOME");
@@ -124,7 +124,7 @@ enum class Stop : std::uint8_t { none, deadline, overflow };
 class JstackJob : public std::enable_shared_from_this<JstackJob> {
  public:
   JstackJob(asio::io_context& io, const DumpRequest& request, std::string path,
-            std::function<void(DumpResult)> done)
+            std::function<void(DumpRecord)> done)
       : strand_(asio::make_strand(io)), request_(request), path_(std::move(path)),
         done_(std::move(done)), out_pipe_(io), err_pipe_(io), deadline_(strand_), exit_fd_(strand_),
         exit_poll_(strand_) {}
@@ -153,19 +153,19 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   void on_deadline(const boost::system::error_code& ec);
   void abort(Stop why);
   void ending_done();
-  void finish(DumpResult result);
-  void finish_later(DumpResult result);
+  void finish(DumpRecord result);
+  void finish_later(DumpRecord result);
 
-  DumpResult classify();  // moves the dump out: called once, at the end
-  DumpResult exited_zero();
-  DumpResult exited_nonzero(int code) const;
-  DumpResult attach_refused(const std::string& said) const;
-  DumpResult timed_out() const;
+  DumpRecord classify();  // moves the dump out: called once, at the end
+  DumpRecord exited_zero();
+  DumpRecord exited_nonzero(int code) const;
+  DumpRecord attach_refused(const std::string& said) const;
+  DumpRecord timed_out() const;
 
   asio::strand<asio::io_context::executor_type> strand_;  // every handler of the job runs here
   DumpRequest request_;
   std::string path_;
-  std::function<void(DumpResult)> done_;
+  std::function<void(DumpRecord)> done_;
   bp::async_pipe out_pipe_, err_pipe_;
   asio::steady_timer deadline_;
   asio::posix::stream_descriptor exit_fd_;  // the child's pidfd: readable once it has exited
@@ -351,24 +351,25 @@ void JstackJob::ending_done() {
   if (--endings_left_ == 0) finish(classify());
 }
 
-void JstackJob::finish(DumpResult result) {
+void JstackJob::finish(DumpRecord result) {
   if (std::exchange(finished_, true)) return;
   deadline_.cancel();
   exit_poll_.cancel();
   result.elapsed = Clock::now() - started_;
+  result.source = DumpSource::jstack, result.form = DumpForm::print;
   auto done = std::move(done_);
   done_ = nullptr;
   if (done) done(std::move(result));
 }
 
 /// Reports a failure before anything runs; `done` must still come from the io_context.
-void JstackJob::finish_later(DumpResult result) {
+void JstackJob::finish_later(DumpRecord result) {
   asio::post(strand_, [self = shared_from_this(), r = std::move(result)]() mutable { self->finish(std::move(r)); });
 }
 
 // ---- outcome mapping ------------------------------------------------------------------------
 
-DumpResult JstackJob::classify() {
+DumpRecord JstackJob::classify() {
   if (stop_ == Stop::deadline) return timed_out();
   if (stop_ == Stop::overflow)
     return failure(Outcome::too_large, "jstack (" + path_ + ") printed more than limits.max_reply_bytes (" +
@@ -384,18 +385,15 @@ DumpResult JstackJob::classify() {
   return WEXITSTATUS(status) == 0 ? exited_zero() : exited_nonzero(WEXITSTATUS(status));
 }
 
-DumpResult JstackJob::exited_zero() {
-  if (out_.find(kDumpMarker) == std::string::npos)
-    return failure(Outcome::parse_error, "jstack (" + path_ + ") exited 0 but printed no thread dump (" +
-                                             std::to_string(out_.size()) + " bytes, no '" + std::string(kDumpMarker) +
-                                             "' line): " + excerpt(out_, false, "(nothing)") + "; is it the JDK's jstack?");
-  DumpResult r;
+// Whether the text holds a dump is the parser's to say, as for every backend.
+DumpRecord JstackJob::exited_zero() {
+  DumpRecord r;
   r.outcome = Outcome::ok;
   r.text = std::move(out_);  // as jstack printed it: a timestamp line, then "Full thread dump ..."
   return r;
 }
 
-DumpResult JstackJob::exited_nonzero(int code) const {
+DumpRecord JstackJob::exited_nonzero(int code) const {
   const std::string said = excerpt(err_, err_truncated_);
   const std::string pid = std::to_string(request_.pid);
   // JDK 17: "PID: No such process"; JDK 25: "PID: non existent JVM pid: PID".
@@ -410,7 +408,7 @@ DumpResult JstackJob::exited_nonzero(int code) const {
                                            "; it said: " + said + "; check that this JDK's jstack runs");
 }
 
-DumpResult JstackJob::attach_refused(const std::string& said) const {
+DumpRecord JstackJob::attach_refused(const std::string& said) const {
   const std::string pid = std::to_string(request_.pid);
   if (mentions_any(err_, {"operation not permitted", "permission denied", "not secure"})) {
     const std::string owner = owner_of(request_.pid);
@@ -429,7 +427,7 @@ DumpResult JstackJob::attach_refused(const std::string& said) const {
                  "-XX:+DisableAttachMechanism -XX:-UsePerfData; jstack said: " + said);
 }
 
-DumpResult JstackJob::timed_out() const {
+DumpRecord JstackJob::timed_out() const {
   const auto ms = duration_cast<milliseconds>(request_.timeout).count();
   const std::string pid = std::to_string(request_.pid);
   return failure(Outcome::timeout, "jstack did not finish within " + std::to_string(ms) + " ms and was killed: JVM " +
@@ -441,14 +439,14 @@ DumpResult JstackJob::timed_out() const {
 }  // namespace
 
 void async_jstack_dump(asio::io_context& io, const DumpRequest& request, std::string jstack_path,
-                       std::function<void(DumpResult)> done) {
+                       std::function<void(DumpRecord)> done) {
   std::make_shared<JstackJob>(io, request, std::move(jstack_path), std::move(done))->start();
 }
 
-DumpResult jstack_dump(const DumpRequest& request, const std::string& jstack_path) {
+DumpRecord jstack_dump(const DumpRequest& request, const std::string& jstack_path) {
   asio::io_context io;
-  DumpResult result;
-  async_jstack_dump(io, request, jstack_path, [&result](DumpResult r) { result = std::move(r); });
+  DumpRecord result;
+  async_jstack_dump(io, request, jstack_path, [&result](DumpRecord r) { result = std::move(r); });
   io.run();
   return result;
 }

@@ -29,6 +29,7 @@ struct Target {
   bool busy = false;             // queued or in flight
   bool removed = false;
   bool locks_requested = false;
+  std::optional<milliseconds> awaiting_verdict;  // an ok dump's duration, until processed() judges it
   std::uint64_t tick_dumps = 0;  // for LocksPolicy::every
   bool bursting = false;         // from burst() until its last dump finished
   bool burst_waiting = false;    // burst() found a dump running; the burst follows it
@@ -146,23 +147,29 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     job.target->stats.in_flight = true;
     const auto& o = job.target->options;
     const DumpRequest request{job.target->pid, wants_locks(*job.target, job.burst), o.timeout, o.bounds};
-    auto event = std::make_shared<DumpEvent>(
-        DumpEvent{job.target->key, job.burst, job.burst_index, request.locks, job.due, std::chrono::system_clock::now(), {}});
+    auto event = std::make_shared<DumpEvent>(DumpEvent{job.target->key, job.burst_index, job.due, {}});
+    const auto asked = std::chrono::system_clock::now();
     auto watchdog = std::make_shared<asio::steady_timer>(io, request.timeout + options.watchdog_grace);
     auto slot = std::make_shared<Slot>(io, job.target->stats.failures_in_row > 0);
     if (slot->failing) ++in_flight_failing;
-    auto finish = [self = shared_from_this(), job, event, watchdog, slot, done = false](DumpResult r) mutable {
+    auto finish = [self = shared_from_this(), job, event, watchdog, slot, asked, locks = request.locks,
+                   done = false](DumpRecord r) mutable {
       if (std::exchange(done, true)) return;
       watchdog->cancel();
       slot->timer.cancel();
-      event->result = std::move(r);
+      r.started = asked, r.locks = locks, r.burst = job.burst;
+      event->dump = std::move(r);
       const bool held = slot->held;
       self->release(*slot);
       self->finished(job, std::move(*event), held);
     };
     auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
     watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
-      if (!ec) (*shared_finish)(DumpResult{Outcome::timeout, {}, "the dump backend did not answer within the timeout", timeout});
+      if (ec) return;
+      DumpRecord gave_up;
+      gave_up.outcome = Outcome::timeout, gave_up.error = "the dump backend did not answer within the timeout";
+      gave_up.elapsed = timeout;
+      (*shared_finish)(std::move(gave_up));
     });
     slot->timer.expires_after(slot_hold_for(*job.target));
     slot->timer.async_wait([self = shared_from_this(), slot](error_code ec) {
@@ -171,7 +178,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
       ++self->overtime;
       self->pump();
     });
-    backend(request, [shared_finish](DumpResult r) { (*shared_finish)(std::move(r)); });
+    backend(request, [shared_finish](DumpRecord r) { (*shared_finish)(std::move(r)); });
   }
 
   void finished(const Job& job, DumpEvent event, bool held_slot) {
@@ -180,10 +187,12 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     t.busy = false;
     t.stats.in_flight = false;
     t.stats.dumps += 1;
-    if (event.result.outcome == Outcome::ok)
-      t.stats.last_ok_duration = std::chrono::duration_cast<milliseconds>(event.result.elapsed);
+    const auto took = std::chrono::duration_cast<milliseconds>(event.dump.elapsed);
     if (!t.removed && !stopped) {
-      account(t, event.result.outcome);
+      if (event.dump.outcome == Outcome::ok && options.verdict_from_processing)
+        t.awaiting_verdict = took;
+      else
+        account(t, event.dump.outcome, took);
       if (job.burst && t.burst_left == 0) t.bursting = false;
       if (hooks.on_dump) hooks.on_dump(std::move(event));
       if (job.burst || std::exchange(t.burst_waiting, false)) next_burst(job.target);
@@ -193,8 +202,9 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // Exponential back-off keeps a failing target (no listener, wrong uid) from being
   // retried - and possibly signalled - on every tick.
-  void account(Target& t, Outcome outcome) {
+  void account(Target& t, Outcome outcome, milliseconds took) {
     if (outcome == Outcome::ok) {
+      t.stats.last_ok_duration = took;
       t.stats.failures_in_row = 0;
       t.stats.backoff = milliseconds{0};
       t.backoff_until = {};
@@ -264,9 +274,12 @@ bool Scheduler::burst(TargetKey key, std::uint32_t count, milliseconds interval)
   return true;
 }
 
-void Scheduler::pace(TargetKey key, Clock::duration cost) {
-  if (auto it = impl_->targets.find(key); it != impl_->targets.end())
-    it->second->paced_until = Clock::now() + cost * impl_->options.processing_pace;
+void Scheduler::processed(TargetKey key, Outcome verdict, Clock::duration cost) {
+  auto it = impl_->targets.find(key);
+  if (it == impl_->targets.end()) return;
+  auto& t = *it->second;
+  t.paced_until = Clock::now() + cost * impl_->options.processing_pace;
+  if (auto took = std::exchange(t.awaiting_verdict, std::nullopt)) impl_->account(t, verdict, *took);
 }
 
 void Scheduler::request_locks(TargetKey key) {

@@ -43,8 +43,10 @@ void write_target(report::JsonWriter& w, const Watched& t) {
 }
 
 void write_sample(report::JsonWriter& w, const store::SampleInfo& s) {
-  w.begin_object().key("id").value(s.id).key("time").value(s.time).key("duration_seconds").value(s.duration);
-  w.key("source").value(s.source).key("locks").value(s.locks).key("burst").value(s.burst);
+  const auto& d = s.dump;
+  w.begin_object().key("id").value(s.id).key("time").value(sampling::unix_seconds(d.started));
+  w.key("duration_seconds").value(sampling::seconds(d.elapsed)).key("source").value(sampling::to_string(d.source));
+  w.key("form").value(sampling::to_string(d.form)).key("locks").value(d.locks).key("burst").value(d.burst);
   w.key("bytes").value(s.text_bytes).end_object();
 }
 
@@ -84,7 +86,7 @@ Response Daemon::Impl::threads_by_cpu(const Request& r, const Params& p) {
       const auto list = t->state.ring().list();
       if (list.size() >= 2) {
         first = t->state.ring().text(list.front().id), last = t->state.ring().text(list.back().id);
-        t0 = list.front().time, t1 = list.back().time;
+        t0 = sampling::unix_seconds(list.front().dump.started), t1 = sampling::unix_seconds(list.back().dump.started);
       }
       limits = t->state.parser_limits();
     }

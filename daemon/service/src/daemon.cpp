@@ -26,8 +26,15 @@ std::string num(double v) {
   return text;
 }
 
+sampling::SchedulerOptions scheduler_options(const config::Config& config) {
+  sampling::SchedulerOptions o;
+  o.max_concurrent = config.max_concurrent_dumps;
+  o.backoff_initial = 1s, o.backoff_max = 5min, o.watchdog_grace = 2s;
+  o.verdict_from_processing = true;  // the parser says whether an ok reply held a dump
+  return o;
+}
+
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-double unix_of(std::chrono::system_clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 std::int64_t steady_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
 http::Security security_of(const config::WebSettings& web) {
@@ -84,8 +91,8 @@ Daemon::Impl::Impl(DaemonSettings s)
       config(settings.config),
       incidents(incident_policy(config.incidents)),
       exporter(exporter::ExporterOptions{config.analysis.top_k, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, settings.version}),
-      scheduler(io, {config.max_concurrent_dumps, 1s, 5min, 2s},
-                [this](const sampling::DumpRequest& r, std::function<void(sampling::DumpResult)> done) { backend(r, std::move(done)); },
+      scheduler(io, scheduler_options(config),
+                [this](const sampling::DumpRequest& r, std::function<void(sampling::DumpRecord)> done) { backend(r, std::move(done)); },
                 {[this](sampling::TargetKey k) { on_tick(k); }, [this](sampling::DumpEvent e) { on_dump(std::move(e)); }}),
       server(io, server_options(config), [this](const http::Request& r) { return router.handle(r); }),
       match(compile(config.targets.match)) {
@@ -242,7 +249,7 @@ exporter::TargetMetrics Daemon::Impl::metrics_of(Watched& w) {
   return m;
 }
 
-void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done) {
+void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpRecord)> done) {
   if (config.backend == config::Backend::jstack) {
     const auto path = config.jstack_path.empty() ? sampling::find_jstack() : config.jstack_path;
     return sampling::async_jstack_dump(io, request, path, std::move(done));
@@ -254,14 +261,14 @@ void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<v
 // The chooser sees every result of its target, on this (the io) thread; a JSON dump the JVM
 // cannot write is logged here with when JSON is tried again, besides the failed sample itself.
 void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
-                                  std::function<void(sampling::DumpResult)> done) {
+                                  std::function<void(sampling::DumpRecord)> done) {
   const auto now = std::chrono::steady_clock::now();
   request.form = w->form.choose(now);
   if (auto why = w->form.reason(now); why != w->form_reason) {
     w->form_reason = why;
     log::info("dump form", {{"target", w->label}, {"form", std::string(sampling::to_string(request.form))}, {"reason", why}});
   }
-  auto observe = [w, done = std::move(done)](sampling::DumpResult result) {
+  auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
     w->form.observe(result.form, result.outcome, result.text, std::chrono::steady_clock::now());
     if (result.outcome == sampling::Outcome::dump_file_failed)
       log::warn("JSON thread dump failed; taking Thread.print for 10m, then trying JSON again",
@@ -290,34 +297,31 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
   auto w = find(event.target);
   if (!w) return;
   const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
-  std::string source = config.backend == config::Backend::jstack ? "jstack" : "attach";
-  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, source = std::move(source)]() mutable {
-    self->process(w, std::move(event), missed, source);
+  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed]() mutable {
+    self->process(w, std::move(event), missed);
   });
 }
 
-void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
-                           const std::string& source) {
+void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed) {
   std::lock_guard lock(w->mu);
   const auto started = std::chrono::steady_clock::now();
-  const auto& r = event.result;
-  w->state.add_dump({r.outcome, std::move(event.result.text), r.error, unix_of(event.started),
-                     std::chrono::duration<double>(r.elapsed).count(), event.locks, event.burst, source});
+  const bool burst = event.dump.burst;
+  w->state.add_dump(std::move(event.dump));
   w->state.set_scheduler_counts(missed);
-  log_outcome(*w, event);
-  follow_incident(w, event);
+  log_outcome(*w, burst);
+  follow_incident(w, burst);
   exporter.update(metrics_of(*w));
   // Parsing a dump allocates and frees megabytes; glibc keeps freed pages unless asked,
   // and a sidecar's memory limit counts them.
   ::malloc_trim(0);
-  // What this sample cost the shared processing thread paces the target's next dump.
-  asio::post(io, [self = shared_from_this(), key = w->key, cost = std::chrono::steady_clock::now() - started] {
-    self->scheduler.pace(key, cost);
-  });
+  // The parser's verdict counts for the target's back-off; what this sample cost the shared
+  // processing thread paces its next dump.
+  asio::post(io, [self = shared_from_this(), key = w->key, verdict = w->state.last_outcome(),
+                  cost = std::chrono::steady_clock::now() - started] { self->scheduler.processed(key, verdict, cost); });
 }
 
 // State changes are logged once; a target that keeps failing, once a minute.
-void Daemon::Impl::log_outcome(Watched& w, const sampling::DumpEvent& event) {
+void Daemon::Impl::log_outcome(Watched& w, bool burst) {
   const auto pid = std::to_string(w.jvm.id.pid);
   if (w.state.last_outcome() == sampling::Outcome::ok) {
     if (std::exchange(w.logged_failing, false)) log::info("sampling recovered", {{"target", w.label}, {"pid", pid}});
@@ -330,12 +334,12 @@ void Daemon::Impl::log_outcome(Watched& w, const sampling::DumpEvent& event) {
   log::warn("sampling failed", {{"target", w.label}, {"pid", pid},
                                 {"outcome", std::string(sampling::to_string(w.state.last_outcome()))},
                                 {"error", w.state.last_error()}, {"suppressed", std::to_string(suppressed)},
-                                {"burst", event.burst ? "true" : "false"}});
+                                {"burst", burst ? "true" : "false"}});
 }
 
-void Daemon::Impl::follow_incident(const std::shared_ptr<Watched>& w, const sampling::DumpEvent& event) {
+void Daemon::Impl::follow_incident(const std::shared_ptr<Watched>& w, bool burst) {
   if (w->incident) {
-    if (event.burst && ++w->burst_received >= incidents.burst_count) finish_incident(*w);
+    if (burst && ++w->burst_received >= incidents.burst_count) finish_incident(*w);
     return;
   }
   const double now = unix_now();

@@ -66,19 +66,19 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   static exporter::TargetMetrics metrics_of(Watched& w);
   void on_tick(sampling::TargetKey key);
   void on_dump(sampling::DumpEvent event);
-  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, const std::string& source);
-  void log_outcome(Watched& w, const sampling::DumpEvent& event);
-  void follow_incident(const std::shared_ptr<Watched>& w, const sampling::DumpEvent& event);
+  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed);
+  void log_outcome(Watched& w, bool burst);
+  void follow_incident(const std::shared_ptr<Watched>& w, bool burst);
   void finish_incident(Watched& w);
   void reload();
   void apply(const config::Config& c);
   void beat();
   TargetSettings target_settings() const;
   sampling::ScheduleOptions schedule() const;
-  void backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpResult)> done);
+  void backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpRecord)> done);
   /// The attach backend's dump in the form the target's FormChooser picks; the result goes back to it.
   void attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
-                      std::function<void(sampling::DumpResult)> done);
+                      std::function<void(sampling::DumpRecord)> done);
   std::shared_ptr<Watched> find_pid(int pid) const;
   std::shared_ptr<Watched> find(sampling::TargetKey key) const;
   std::shared_ptr<Watched> find(std::string_view label) const;

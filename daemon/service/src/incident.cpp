@@ -40,8 +40,10 @@ std::string summary_json(const TargetState& target, const Trigger& trigger, cons
   for (std::size_t i = 0; i < samples.size(); ++i) {
     char file[32];
     std::snprintf(file, sizeof file, "dump-%04zu.txt", i + 1);
-    w.begin_object().key("file").value(file).key("id").value(samples[i].id).key("time").value(samples[i].time);
-    w.key("burst").value(samples[i].burst).key("locks").value(samples[i].locks).key("source").value(samples[i].source).end_object();
+    const auto& d = samples[i].dump;
+    w.begin_object().key("file").value(file).key("id").value(samples[i].id).key("time").value(sampling::unix_seconds(d.started));
+    w.key("burst").value(d.burst).key("locks").value(d.locks).key("source").value(sampling::to_string(d.source));
+    w.key("form").value(sampling::to_string(d.form)).end_object();
   }
   w.end_array();
   report::AnalyzeResult analysis;

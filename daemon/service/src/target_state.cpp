@@ -64,16 +64,29 @@ void TargetState::apply(TargetSettings settings) {
   if (auto first = ring_.first_id()) stacks_.forget_before(*first);  // smaller limits evict at once
 }
 
-std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
-  metrics_.new_durations.push_back(in.duration);
-  auto dumps = in.outcome == sampling::Outcome::ok ? parser::parse_dumps(in.text, settings_.parser) : std::vector<model::ThreadDump>{};
-  if (in.outcome == sampling::Outcome::ok && dumps.empty())
-    in.outcome = sampling::Outcome::parse_error, in.error = "the reply held no thread dump";
+namespace {
+
+// An excerpt of what came instead of a dump, for the error text.
+std::string no_dump_error(const sampling::DumpRecord& d) {
+  std::string head = d.text.substr(0, 120);
+  for (auto& c : head)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return std::string(sampling::to_string(d.source)) + " answered " + std::to_string(d.text.size()) +
+         " bytes without a thread dump" + (head.empty() ? "" : ": '" + head + "'");
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
+  using sampling::Outcome;
+  metrics_.new_durations.push_back(sampling::seconds(in.elapsed));
+  auto dumps = in.outcome == Outcome::ok ? parser::parse_dumps(in.text, settings_.parser) : std::vector<model::ThreadDump>{};
+  if (in.outcome == Outcome::ok && dumps.empty()) in.outcome = Outcome::parse_error, in.error = no_dump_error(in);
   std::optional<std::uint64_t> id;
-  if (in.outcome == sampling::Outcome::ok) {
-    id = ring_.add(in.text, {0, in.started, in.duration, in.source, in.locks, in.burst, 0});
+  if (in.outcome == Outcome::ok) {
+    id = ring_.add(in.text, in);  // the record's facts, sliced from its text
     if (!id)
-      in.outcome = sampling::Outcome::too_large,
+      in.outcome = Outcome::too_large,
       in.error = "a sample of " + std::to_string(in.text.size()) + " bytes does not fit ring.max_bytes (" +
                  std::to_string(settings_.ring.max_bytes) + " bytes) on its own: not kept";
   }
@@ -83,12 +96,13 @@ std::optional<std::uint64_t> TargetState::add_dump(DumpInput in) {
   last_error_ = std::move(in.error);  // "" once the target recovers
   if (!metrics_.up) return std::nullopt;
   ++metrics_.totals.samples_by_form[std::string(form_of(dumps.front().format))];
-  correlator_.add(dumps.front(), in.started);
+  const double started = sampling::unix_seconds(in.started);
+  correlator_.add(dumps.front(), started);
   stacks_.add(*id, dumps.front());
   stacks_.forget_before(ring_.first_id().value_or(*id));
-  metrics_.last_sample_time = in.started;
+  metrics_.last_sample_time = started;
   count_sample();
-  count_lock_time(dumps.front(), in.started);  // after count_sample: it fills the latest sample's hold gauges
+  count_lock_time(dumps.front(), started);  // after count_sample: it fills the latest sample's hold gauges
   return id;
 }
 

@@ -36,7 +36,7 @@ struct Stored {
 };
 
 std::uint64_t bytes_of(const Stored& s) {
-  return sizeof(Stored) + s.blocks.capacity() * sizeof(Id) + s.numbers.capacity() + s.info.source.capacity();
+  return sizeof(Stored) + s.blocks.capacity() * sizeof(Id) + s.numbers.capacity() + s.info.dump.error.capacity();
 }
 
 bool is_blank(std::string_view line) { return line.empty() || line == "\r"; }
@@ -160,13 +160,11 @@ Ring::~Ring() = default;
 Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 
-std::optional<std::uint64_t> Ring::add(std::string_view text, SampleInfo info) {
+std::optional<std::uint64_t> Ring::add(std::string_view text, sampling::DumpFacts facts) {
   auto encoded = impl_->encode(text);
   if (!encoded) return ++impl_->refused, std::nullopt;
   Stored s = std::move(*encoded);
-  info.id = impl_->next_id++;
-  info.text_bytes = text.size();
-  s.info = std::move(info);
+  s.info = {impl_->next_id++, text.size(), std::move(facts)};
   s.bytes = bytes_of(s);
   impl_->sample_bytes += s.bytes;
   impl_->samples.push_back(std::move(s));

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "lockwatch/asio.hpp"
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
 
@@ -26,9 +26,9 @@ struct AttachOptions {
 /// as fast as it comes (JDK 25 keeps the JVM at a safepoint until the reader has it all)
 /// and the socket is closed at the request's deadline.
 void async_attach_dump(boost::asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
-                       std::function<void(DumpResult)> done);
+                       std::function<void(DumpRecord)> done);
 
 /// Blocking form for the command line.
-DumpResult attach_dump(const DumpRequest& request, const AttachOptions& options = {});
+DumpRecord attach_dump(const DumpRequest& request, const AttachOptions& options = {});
 
 }  // namespace lockwatch::sampling

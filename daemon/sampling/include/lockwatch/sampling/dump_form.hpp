@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The jstack backend: runs the JDK's own `jstack [-l] PID` for users who trust only the JDK's
-// tool, reads its output in memory and turns the result into a labelled DumpResult.
+// tool, reads its output in memory and turns the result into a labelled DumpRecord.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "lockwatch/asio.hpp"
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
 
@@ -17,10 +17,10 @@ namespace lockwatch::sampling {
 /// `done` is called exactly once, on `io`, after the child has been reaped; it is never
 /// called from inside this function. Safe when several threads run `io`.
 void async_jstack_dump(boost::asio::io_context& io, const DumpRequest& request, std::string jstack_path,
-                       std::function<void(DumpResult)> done);
+                       std::function<void(DumpRecord)> done);
 
 /// Blocking form for the `lockwatch dump` command: runs its own io_context.
-DumpResult jstack_dump(const DumpRequest& request, const std::string& jstack_path);
+DumpRecord jstack_dump(const DumpRequest& request, const std::string& jstack_path);
 
 /// `$JAVA_HOME/bin/jstack` if it is an executable file, else the first `jstack` on PATH
 /// (an absolute path); empty when there is none.

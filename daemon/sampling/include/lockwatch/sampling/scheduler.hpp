@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "lockwatch/asio.hpp"
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
 
@@ -49,23 +49,27 @@ struct SchedulerOptions {
   // target with huge dumps (200 000 held locks, say) takes at most 1 / (1 + pace) of that
   // thread. Ordinary dumps (a few ms) are never held back by it.
   std::uint32_t processing_pace = 3;
+  // Whether the text of an ok dump holds a thread dump is the parser's to say, and the parser
+  // runs after the scheduler has the record. When set, a dump the backend calls ok counts as
+  // ok or failed (back-off, "has answered before") only once processed() brings the verdict,
+  // so a process that answers the attach protocol with something else backs off like any
+  // failing target. Unset (a caller that never parses), the backend's outcome counts.
+  bool verdict_from_processing = false;
 };
 
 using TargetKey = std::uint64_t;
 using Clock = std::chrono::steady_clock;
 
+/// A finished dump delivered for its target: the record plus where it sat in the schedule.
 struct DumpEvent {
   TargetKey target = 0;
-  bool burst = false;
-  std::uint32_t burst_index = 0;            // 0-based position within its burst
-  bool locks = false;
+  std::uint32_t burst_index = 0;            // 0-based position within its burst (dump.burst)
   Clock::time_point due;                    // the deadline it was taken for (exact, no drift)
-  std::chrono::system_clock::time_point started;
-  DumpResult result;
+  DumpRecord dump;                          // started, locks and burst set here; the rest by the backend
 };
 
 /// Takes one dump; calls `done` exactly once, later, on the io_context.
-using DumpBackend = std::function<void(const DumpRequest&, std::function<void(DumpResult)>)>;
+using DumpBackend = std::function<void(const DumpRequest&, std::function<void(DumpRecord)>)>;
 
 struct SchedulerHooks {
   std::function<void(TargetKey)> on_tick;          // every deadline, dump or not: hsperfdata is read here
@@ -102,9 +106,12 @@ class Scheduler {
   /// `count` dumps `interval` apart starting now, besides the regular ticks (which it
   /// covers: ticks during a burst are not counted as missed). False if unknown or busy bursting.
   bool burst(TargetKey key, std::uint32_t count, std::chrono::milliseconds interval);
-  /// Processing the target's last dump took `cost`: no regular dump before processing_pace x
-  /// cost from now (bursts are not held back: they are an incident's evidence).
-  void pace(TargetKey key, std::chrono::steady_clock::duration cost);
+  /// The target's last delivered dump was processed: `verdict` is its outcome as processing
+  /// judged it (ok, or parse_error when the text held no dump, too_large when the ring could
+  /// not keep it) - counted as SchedulerOptions::verdict_from_processing says - and `cost`
+  /// paces it: no regular dump before processing_pace x cost from now (bursts are not held
+  /// back: they are an incident's evidence).
+  void processed(TargetKey key, Outcome verdict, std::chrono::steady_clock::duration cost);
   /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
   void request_locks(TargetKey key);
   std::optional<TargetStats> stats(TargetKey key) const;

@@ -14,7 +14,7 @@
 #include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/export/target_metrics.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/store/ring.hpp"
 
@@ -25,18 +25,6 @@ struct TargetSettings {
   analysis::CorrelatorOptions correlator;       // max_samples follows the ring
   parser::ParserLimits parser;                  // max_line_bytes and max_threads from the config's limits
   std::vector<std::string> event_loop_pools;    // thread-name globs ("reactor-http-nio-*")
-};
-
-/// One finished dump, as the scheduler delivered it.
-struct DumpInput {
-  sampling::Outcome outcome = sampling::Outcome::ok;
-  std::string text;
-  std::string error;
-  double started = 0;    // unix seconds
-  double duration = 0;   // seconds
-  bool locks = false;
-  bool burst = false;
-  std::string source;    // "attach" | "jstack"
 };
 
 /// Event-loop threads seen stalled: BLOCKED, or waiting for a lock or a resource.
@@ -50,8 +38,9 @@ class TargetState {
   TargetState(std::string label, TargetSettings settings);
 
   /// Counts the outcome; an ok dump is parsed, stored and correlated. Returns the
-  /// stored sample's id, or nothing when the dump failed or held no dump.
-  std::optional<std::uint64_t> add_dump(DumpInput input);
+  /// stored sample's id, or nothing when the dump failed or held no dump - which the
+  /// parser alone decides, whichever backend took it.
+  std::optional<std::uint64_t> add_dump(sampling::DumpRecord dump);
   /// The hsperfdata counters read at this tick.
   void add_perf(const sampling::JvmCounters& counters, double now);
   void set_scheduler_counts(std::uint64_t missed_ticks);

@@ -12,16 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "lockwatch/sampling/dump_record.hpp"
+
 namespace lockwatch::store {
 
+/// A kept sample: the dump's record as the backend and scheduler wrote it (less its text,
+/// which the ring holds interned), plus what the ring adds.
 struct SampleInfo {
   std::uint64_t id = 0;          // assigned by the ring, increasing, never reused
-  double time = 0;               // unix seconds when the dump started
-  double duration = 0;           // seconds the dump took
-  std::string source;            // "attach" | "jstack"
-  bool locks = false;            // an -l dump (j.u.c. owners listed)
-  bool burst = false;            // taken by an incident burst
   std::uint64_t text_bytes = 0;  // the dump's size as received
+  sampling::DumpFacts dump;
 };
 
 struct RingLimits {
@@ -40,7 +40,7 @@ class Ring {
   /// oldest samples while a limit is exceeded. Returns the new sample's id, or nothing when
   /// the sample alone would take more than max_bytes: it is then refused (counted in
   /// refused()) and the ring is as before - the bound holds for every input.
-  std::optional<std::uint64_t> add(std::string_view text, SampleInfo info);
+  std::optional<std::uint64_t> add(std::string_view text, sampling::DumpFacts facts = {});
   std::vector<SampleInfo> list() const;  // oldest first
   std::optional<SampleInfo> info(std::uint64_t id) const;
   std::optional<std::string> text(std::uint64_t id) const;

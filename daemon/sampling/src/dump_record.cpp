@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "lockwatch/sampling/dump_result.hpp"
+#include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
 
@@ -20,5 +20,14 @@ std::string_view to_string(Outcome outcome) noexcept {
 }
 
 std::string_view to_string(DumpForm form) noexcept { return form == DumpForm::json ? "json" : "print"; }
+
+std::string_view to_string(DumpSource source) noexcept {
+  switch (source) {
+    case DumpSource::attach: return "attach";
+    case DumpSource::jstack: return "jstack";
+    case DumpSource::none: break;
+  }
+  return "none";
+}
 
 }  // namespace lockwatch::sampling

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// What taking one thread dump produced: the text, or a labelled failure.
+// The one record of a finished thread dump, from the backend that took it to the ring.
+//
+// Each fact is written once, where it is known - the backend: outcome, form, source, elapsed,
+// error, text; the scheduler: when it started, whether it was an -l or a burst dump - and then
+// carried unchanged: the service parses the text, the ring keeps the facts beside it, the API
+// and the incident files print them. Units stay std::chrono until they are printed.
 #pragma once
 
 #include <chrono>
@@ -33,6 +38,15 @@ enum class DumpForm : std::uint8_t {
 };
 std::string_view to_string(DumpForm form) noexcept;  // "print", "json"
 
+/// Which backend took the dump. Set by the backend itself, so a reload that switches the
+/// backend while a dump is in flight cannot mislabel it.
+enum class DumpSource : std::uint8_t {
+  none,    // no backend answered: the scheduler's watchdog gave up on it
+  attach,  // the attach socket (lockwatch's own client)
+  jstack,  // the JDK's jstack tool
+};
+std::string_view to_string(DumpSource source) noexcept;  // "none", "attach", "jstack"
+
 struct DumpRequest {
   int pid = 0;                                    // as seen from our PID namespace
   bool locks = false;                             // -l: walks the heap inside the safepoint; opt-in
@@ -41,12 +55,26 @@ struct DumpRequest {
   DumpForm form = DumpForm::print;                // json: the attach backend only; ignores `locks`
 };
 
-struct DumpResult {
+/// Everything known of a finished dump except its text: what the ring keeps per sample.
+struct DumpFacts {
   Outcome outcome = Outcome::io_error;
+  std::string error;                              // for people: what failed and what to do; "" when ok
+  std::chrono::steady_clock::duration elapsed{};  // connect (or tool start) to the last byte
+  DumpForm form = DumpForm::print;                // what the text is (what was asked for, also on failure)
+  DumpSource source = DumpSource::none;           // set by the backend
+  std::chrono::system_clock::time_point started{};  // set by the scheduler: when the dump was asked for
+  bool locks = false;                             // set by the scheduler: an -l dump (j.u.c. owners listed)
+  bool burst = false;                             // set by the scheduler: taken by an incident burst
+};
+
+/// For printing only (API, logs, metrics): the record itself keeps std::chrono.
+inline double unix_seconds(std::chrono::system_clock::time_point t) noexcept {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+inline double seconds(std::chrono::steady_clock::duration d) noexcept { return std::chrono::duration<double>(d).count(); }
+
+struct DumpRecord : DumpFacts {
   std::string text;                               // the dump as jstack prints it (no status line), or the JSON file
-  std::string error;                              // for people: what failed and what to do
-  std::chrono::steady_clock::duration elapsed{};
-  DumpForm form = DumpForm::print;                // what `text` is (what was asked for, also on failure)
 };
 
 }  // namespace lockwatch::sampling
