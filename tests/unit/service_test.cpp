@@ -26,7 +26,7 @@ std::vector<std::string> scenario_dumps(const std::string& jdk, const std::strin
   return out;
 }
 
-service::TargetState fed(const std::vector<std::string>& dumps, service::TargetSettings settings = {}) {
+service::TargetState fed(const std::vector<std::string>& dumps, service::ProcessingSettings settings = {}) {
   service::TargetState t("Shop", std::move(settings));
   double time = 1'700'000'000;
   for (const auto& d : dumps) t.add_dump(test::ok_dump(d, time += 1, 0.05));

@@ -276,7 +276,7 @@ TEST_CASE("target state: 100 000 virtual threads give a bounded number of series
     if (i % 4 == 0) t.extra = "\"blockedOn\": \"" + lock + "@" + std::to_string(100 + i % 1000) + "\"";
     threads.push_back(std::move(t));
   }
-  service::TargetSettings settings;
+  service::ProcessingSettings settings;
   settings.ring.max_bytes = std::uint64_t{512} << 20;  // the point here is the series, not the ring's bound
   service::TargetState t("Big", settings);
   t.add_dump(test::ok_dump(json_dump(threads), 1, 0.5));

@@ -55,7 +55,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (!as) return finish(Outcome::attach_refused, as.error());
     auto found = detail::find_target(proc_, request_.pid);
     if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
-    target_ = std::move(std::get<detail::Target>(found));
+    target_ = std::move(std::get<detail::AttachTarget>(found));
     if (json() && !prepare_dump_file()) return;
     auto state = detail::check_socket(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
@@ -308,7 +308,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   DumpRequest request_;
   AttachOptions options_;
   ProcFs proc_;
-  detail::Target target_;
+  detail::AttachTarget target_;
   asio::local::stream_protocol::socket socket_;
   asio::steady_timer deadline_;
   asio::steady_timer poll_;

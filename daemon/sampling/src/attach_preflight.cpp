@@ -31,17 +31,17 @@ const char* type_of(mode_t mode) {
   return "a device or other special file";
 }
 
-std::string needs_ids(const Target& t) {
+std::string needs_ids(const AttachTarget& t) {
   return "reading another process's /proc/PID/root needs its " + ids(t.status.euid(), t.status.egid()) +
          ", or root with CAP_SYS_PTRACE";
 }
 
 }  // namespace
 
-std::variant<Target, Refusal> find_target(const ProcFs& proc, int pid) {
+std::variant<AttachTarget, Refusal> find_target(const ProcFs& proc, int pid) {
   auto status = proc.status(pid);
   if (!status) return Refusal{Outcome::target_gone, "no process with pid " + std::to_string(pid)};
-  Target t{pid, status->nspid > 0 ? status->nspid : pid, *status, proc.path(pid, "root/tmp"), nullptr};
+  AttachTarget t{pid, status->nspid > 0 ? status->nspid : pid, *status, proc.path(pid, "root/tmp"), nullptr};
   OpenError why;
   Fd root = open_root(proc.path(pid, "root"), &why);
   if (!root && why.err == ENOENT) return Refusal{Outcome::target_gone, "no process with pid " + std::to_string(pid)};
@@ -54,7 +54,7 @@ std::variant<Target, Refusal> find_target(const ProcFs& proc, int pid) {
   return t;
 }
 
-std::variant<SocketFile, SocketState, Refusal> check_socket(const Target& t) {
+std::variant<SocketFile, SocketState, Refusal> check_socket(const AttachTarget& t) {
   OpenError why;
   Fd fd = open_beneath(t.tmp->get(), t.socket_name(), O_PATH, &why);
   if (!fd && why.err == ENOENT) return SocketState::missing;
@@ -69,7 +69,7 @@ std::variant<SocketFile, SocketState, Refusal> check_socket(const Target& t) {
   return SocketFile{std::make_shared<Fd>(std::move(fd)), static_cast<std::uint64_t>(st.st_ino)};
 }
 
-std::optional<Refusal> check_peer(int socket_fd, const Target& t) {
+std::optional<Refusal> check_peer(int socket_fd, const AttachTarget& t) {
   ucred peer{};
   socklen_t size = sizeof peer;
   if (::getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0)
@@ -88,7 +88,7 @@ std::optional<Refusal> check_peer(int socket_fd, const Target& t) {
   return std::nullopt;
 }
 
-std::optional<Refusal> may_signal(const ProcFs& proc, const Target& t) {
+std::optional<Refusal> may_signal(const ProcFs& proc, const AttachTarget& t) {
   const std::string who = "pid " + std::to_string(t.pid);
   auto file = locate_perfdata(proc.root(), t.pid, t.nspid);
   if (!file)
@@ -106,7 +106,7 @@ std::optional<Refusal> may_signal(const ProcFs& proc, const Target& t) {
   return std::nullopt;
 }
 
-std::variant<Trigger, Refusal> create_trigger(const Target& t) {
+std::variant<Trigger, Refusal> create_trigger(const AttachTarget& t) {
   // HotSpot looks for .attach_pid<nspid> in its cwd, then in its /tmp, and starts the
   // listener only if the file belongs to its euid or to root. Only /tmp is used: the cwd
   // is wherever the target chose to chdir, /tmp is below its root like the socket.
@@ -137,7 +137,7 @@ std::variant<Trigger, Refusal> create_trigger(const Target& t) {
   return Trigger{name, true};
 }
 
-void remove_trigger(const Target& t, const Trigger& trigger) {
+void remove_trigger(const AttachTarget& t, const Trigger& trigger) {
   if (trigger.ours) ::unlinkat(t.tmp->get(), trigger.name.c_str(), 0);
 }
 

@@ -19,7 +19,8 @@
 
 namespace lockwatch::sampling::detail {
 
-struct Target {
+// A JVM as the attach client reaches it: its pids, its status and its own /tmp.
+struct AttachTarget {
   int pid = 0;
   int nspid = 0;             // the JVM names its files with its own namespace pid
   ProcStatus status;
@@ -36,7 +37,7 @@ struct Refusal {
 
 /// Reads /proc for `pid` and opens its /tmp; a Refusal if the process is gone, its root
 /// cannot be read, or its /tmp is not a directory below its root (a planted symlink).
-std::variant<Target, Refusal> find_target(const ProcFs& proc, int pid);
+std::variant<AttachTarget, Refusal> find_target(const ProcFs& proc, int pid);
 
 /// The socket file, opened O_PATH: connecting through /proc/self/fd/N reaches exactly the
 /// inode that was checked, whatever the target renames meanwhile.
@@ -48,15 +49,15 @@ struct SocketFile {
 
 enum class SocketState { missing };
 /// The socket must be a socket (not a symlink) owned by the JVM's effective uid.
-std::variant<SocketFile, SocketState, Refusal> check_socket(const Target& target);
+std::variant<SocketFile, SocketState, Refusal> check_socket(const AttachTarget& target);
 
 /// After connecting: the listening end must be the target process itself with its uid
 /// and gid (SO_PEERCRED; the pid as seen from our PID namespace). A socket of another
 /// process renamed or linked into place is refused.
-std::optional<Refusal> check_peer(int socket_fd, const Target& target);
+std::optional<Refusal> check_peer(int socket_fd, const AttachTarget& target);
 
 /// Whether the listener may be started with SIGQUIT; the Refusal says why not.
-std::optional<Refusal> may_signal(const ProcFs& proc, const Target& target);
+std::optional<Refusal> may_signal(const ProcFs& proc, const AttachTarget& target);
 
 /// The trigger file the JVM looks for on SIGQUIT, in its /tmp. `ours`: lockwatch created
 /// it and removes it; a regular file left by someone else with an owner the JVM accepts is
@@ -67,7 +68,7 @@ struct Trigger {
 };
 /// Creates it with O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK (never opening, following
 /// or waiting on anything planted under that name).
-std::variant<Trigger, Refusal> create_trigger(const Target& target);
-void remove_trigger(const Target& target, const Trigger& trigger);
+std::variant<Trigger, Refusal> create_trigger(const AttachTarget& target);
+void remove_trigger(const AttachTarget& target, const Trigger& trigger);
 
 }  // namespace lockwatch::sampling::detail

@@ -30,7 +30,7 @@ std::string cannot_write(const std::string& shown, int err) {
 // other users of a shared /tmp from listing or planting names in it; the owner check below
 // refuses a directory someone else made under that name first (a denial of JSON dumps only:
 // the target falls back to Thread.print).
-std::optional<Refusal> make_jvm_owned(const Fd& dir, const struct stat& st, const Target& t, const std::string& shown) {
+std::optional<Refusal> make_jvm_owned(const Fd& dir, const struct stat& st, const AttachTarget& t, const std::string& shown) {
   const auto uid = t.status.euid();
   const auto gid = t.status.egid();
   if (st.st_uid != uid && st.st_uid == 0 && ::geteuid() == 0 && ::fchown(dir.get(), uid, gid) != 0)
@@ -45,7 +45,7 @@ std::optional<Refusal> make_jvm_owned(const Fd& dir, const struct stat& st, cons
 
 }  // namespace
 
-std::variant<DumpDir, Refusal> open_dump_dir(const Target& t, std::chrono::seconds leftover_age) {
+std::variant<DumpDir, Refusal> open_dump_dir(const AttachTarget& t, std::chrono::seconds leftover_age) {
   const std::string name = DumpFileName::directory_for(t.status.euid());
   const std::string shown = t.tmp_shown + "/" + name;
   if (::mkdirat(t.tmp->get(), name.c_str(), 0700) != 0 && errno != EEXIST) return file_failed(cannot_write(shown, errno));
@@ -87,7 +87,7 @@ std::size_t remove_leftovers(const DumpDir& dir, std::chrono::seconds leftover_a
   return removed;
 }
 
-std::variant<Fd, Refusal> open_dump_file(const DumpDir& dir, const DumpFileName& name, const Target& t,
+std::variant<Fd, Refusal> open_dump_file(const DumpDir& dir, const DumpFileName& name, const AttachTarget& t,
                                          std::size_t max_bytes) {
   const std::string shown = dir.shown + "/" + name.file();
   OpenError why;

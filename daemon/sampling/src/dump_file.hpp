@@ -26,12 +26,12 @@ struct DumpDir {
 /// Must run with the JVM's ids where attach.as is target (act_as.hpp).
 /// Refusals: dump_file_failed when it cannot be created (read-only or full /tmp), untrusted
 /// when something else sits under its name.
-std::variant<DumpDir, Refusal> open_dump_dir(const Target& target, std::chrono::seconds leftover_age);
+std::variant<DumpDir, Refusal> open_dump_dir(const AttachTarget& target, std::chrono::seconds leftover_age);
 
 /// Opens the file the JVM reports written: a regular file (never a symlink - ELOOP - and never
 /// a FIFO, which O_NONBLOCK opens without waiting for a writer) owned by the JVM's effective
 /// uid, at most `max_bytes` long. Refusals: untrusted, too_large, dump_file_failed (missing).
-std::variant<Fd, Refusal> open_dump_file(const DumpDir& dir, const DumpFileName& name, const Target& target,
+std::variant<Fd, Refusal> open_dump_file(const DumpDir& dir, const DumpFileName& name, const AttachTarget& target,
                                          std::size_t max_bytes);
 
 /// Removes `name` whatever it is now (unlinkat never follows a symlink); a missing file is fine.

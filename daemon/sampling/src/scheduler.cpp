@@ -15,8 +15,9 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using std::chrono::milliseconds;
 
-struct Target {
-  Target(asio::io_context& io, TargetKey k, int p, ScheduleOptions o) : key(k), pid(p), options(o), timer(io), burst_timer(io) {}
+// One target as the scheduler keeps it: its deadlines, back-off, bursts and counts.
+struct Scheduled {
+  Scheduled(asio::io_context& io, TargetKey k, int p, ScheduleOptions o) : key(k), pid(p), options(o), timer(io), burst_timer(io) {}
   TargetKey key;
   int pid;
   ScheduleOptions options;
@@ -39,7 +40,7 @@ struct Target {
 };
 
 struct Job {
-  std::shared_ptr<Target> target;
+  std::shared_ptr<Scheduled> target;
   bool burst = false;
   std::uint32_t burst_index = 0;
   Clock::time_point due;
@@ -55,14 +56,14 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   SchedulerOptions options;
   DumpBackend backend;
   SchedulerHooks hooks;
-  std::map<TargetKey, std::shared_ptr<Target>> targets;
+  std::map<TargetKey, std::shared_ptr<Scheduled>> targets;
   std::deque<Job> queue;
   std::size_t in_flight = 0;   // holding a slot
   std::size_t overtime = 0;    // running past slot_hold, slot given back
   std::size_t in_flight_failing = 0;  // of in_flight: dumps of targets that were failing when they started
   bool stopped = false;
 
-  void arm(const std::shared_ptr<Target>& t) {
+  void arm(const std::shared_ptr<Scheduled>& t) {
     t->timer.expires_at(t->next_due);
     t->timer.async_wait([self = shared_from_this(), t](error_code ec) {
       if (!ec && !t->removed && !self->stopped) self->tick(t);
@@ -71,7 +72,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // A late wake-up (a busy loop, a suspended machine) skips the deadlines it slept
   // through and counts them, instead of firing them all at once.
-  void tick(const std::shared_ptr<Target>& t) {
+  void tick(const std::shared_ptr<Scheduled>& t) {
     const auto now = Clock::now();
     const auto due = t->next_due;
     const auto late = (now - due) / t->options.interval;
@@ -115,12 +116,12 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     }
   }
 
-  milliseconds slot_hold_for(const Target& t) const {
+  milliseconds slot_hold_for(const Scheduled& t) const {
     if (!t.stats.last_ok_duration) return std::min(options.slot_hold_new, options.slot_hold);
     return std::clamp(*t.stats.last_ok_duration * 3, options.slot_hold_min, options.slot_hold);
   }
 
-  bool wants_locks(Target& t, bool burst) {
+  bool wants_locks(Scheduled& t, bool burst) {
     const bool requested = std::exchange(t.locks_requested, false);
     if (burst) return requested;
     t.tick_dumps += 1;
@@ -202,7 +203,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // Exponential back-off keeps a failing target (no listener, wrong uid) from being
   // retried - and possibly signalled - on every tick.
-  void account(Target& t, Outcome outcome, milliseconds took) {
+  void account(Scheduled& t, Outcome outcome, milliseconds took) {
     if (outcome == Outcome::ok) {
       t.stats.last_ok_duration = took;
       t.stats.failures_in_row = 0;
@@ -216,7 +217,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     t.backoff_until = Clock::now() + t.stats.backoff;
   }
 
-  void next_burst(const std::shared_ptr<Target>& t) {
+  void next_burst(const std::shared_ptr<Scheduled>& t) {
     if (t->burst_left == 0) return;
     t->burst_timer.expires_at(std::max(Clock::now(), t->burst_timer.expiry()));
     t->burst_timer.async_wait([self = shared_from_this(), t](error_code ec) {
@@ -237,7 +238,7 @@ Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::add(TargetKey key, int pid, ScheduleOptions options, std::optional<milliseconds> first_after) {
   remove(key);
-  auto t = std::make_shared<Target>(impl_->io, key, pid, options);
+  auto t = std::make_shared<Scheduled>(impl_->io, key, pid, options);
   t->next_due = Clock::now() + first_after.value_or(options.interval);
   impl_->targets.emplace(key, t);
   impl_->arm(t);

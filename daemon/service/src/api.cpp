@@ -205,7 +205,7 @@ void Daemon::Impl::add_page_routes() {
   });
   auto incident = [this](const Params& p, std::string file) {
     return on_api_thread([dir = std::filesystem::path(config.incidents.directory), name = p.at("incident"), file = std::move(file),
-                          options = target_settings().correlator, version = settings.version] {
+                          options = processing_settings().correlator, version = settings.version] {
       return pages::incident_response(dir, name, file, options, version);
     });
   };

@@ -194,7 +194,7 @@ void Daemon::Impl::add_target(const sampling::DiscoveredJvm& jvm) {
   std::set<std::string> used;
   for (const auto& [key, w] : targets) used.insert(w->label);
   for (int n = 2; used.count(label); ++n) label = target_label(jvm.argv) + "-" + std::to_string(n);
-  auto w = std::make_shared<Watched>(next_key++, jvm, label, target_settings());
+  auto w = std::make_shared<Watched>(next_key++, jvm, label, processing_settings());
   w->form.set_mode(form_mode(config.dump_format));
   label_pod(*w);
   targets.emplace(w->key, w);
@@ -400,7 +400,7 @@ void Daemon::Impl::apply(const config::Config& c) {
   match = compile(config.targets.match);
   log::set_level(log_level(config.log.level));
   for (const auto& [key, w] : targets) scheduler.update(key, schedule()), w->form.set_mode(form_mode(config.dump_format));
-  asio::post(worker, [self = shared_from_this(), policy = incident_policy(config.incidents), settings = target_settings(),
+  asio::post(worker, [self = shared_from_this(), policy = incident_policy(config.incidents), settings = processing_settings(),
                       targets = targets] {
     self->incidents = policy;
     for (const auto& [key, w] : targets) {
@@ -414,8 +414,8 @@ void Daemon::Impl::apply(const config::Config& c) {
   });
 }
 
-TargetSettings Daemon::Impl::target_settings() const {
-  TargetSettings s;
+ProcessingSettings Daemon::Impl::processing_settings() const {
+  ProcessingSettings s;
   s.ring = {config.ring.samples, config.ring.max_bytes};
   s.correlator.stuck_samples = config.analysis.stuck_samples;
   s.correlator.neighbour_window = config.analysis.neighbour_window;

@@ -32,7 +32,7 @@
 namespace lockwatch::service {
 
 struct Watched {
-  Watched(sampling::TargetKey k, sampling::DiscoveredJvm j, const std::string& label_, TargetSettings settings)
+  Watched(sampling::TargetKey k, sampling::DiscoveredJvm j, const std::string& label_, ProcessingSettings settings)
       : key(k), jvm(std::move(j)), label(label_), state(label_, std::move(settings)) {}
   const sampling::TargetKey key;
   const sampling::DiscoveredJvm jvm;
@@ -73,7 +73,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void reload();
   void apply(const config::Config& c);
   void beat();
-  TargetSettings target_settings() const;
+  ProcessingSettings processing_settings() const;
   sampling::ScheduleOptions schedule() const;
   void backend(const sampling::DumpRequest& request, std::function<void(sampling::DumpRecord)> done);
   /// The attach backend's dump in the form the target's FormChooser picks; the result goes back to it.

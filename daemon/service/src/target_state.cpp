@@ -40,7 +40,7 @@ std::map<std::string, std::uint32_t> virtual_by_state(const analysis::DumpSummar
   return out;
 }
 
-analysis::CorrelatorOptions bounded(TargetSettings s) {
+analysis::CorrelatorOptions bounded(ProcessingSettings s) {
   s.correlator.max_samples = s.ring.max_samples;
   return s.correlator;
 }
@@ -53,12 +53,12 @@ bool glob_match(std::string_view p, std::string_view t) noexcept {
   return !t.empty() && (p.front() == '?' || p.front() == t.front()) && glob_match(p.substr(1), t.substr(1));
 }
 
-TargetState::TargetState(std::string label, TargetSettings settings)
+TargetState::TargetState(std::string label, ProcessingSettings settings)
     : settings_(std::move(settings)), ring_(settings_.ring), correlator_(bounded(settings_)) {
   metrics_.target = std::move(label);
 }
 
-void TargetState::apply(TargetSettings settings) {
+void TargetState::apply(ProcessingSettings settings) {
   settings_ = std::move(settings);
   ring_.set_limits(settings_.ring);
   if (auto first = ring_.first_id()) stacks_.forget_before(*first);  // smaller limits evict at once

@@ -20,7 +20,9 @@
 
 namespace lockwatch::service {
 
-struct TargetSettings {
+/// How a target's samples are parsed, analysed and kept (from the config's ring, limits and
+/// analysis sections; config::TargetSettings is which JVMs are watched).
+struct ProcessingSettings {
   store::RingLimits ring;
   analysis::CorrelatorOptions correlator;       // max_samples follows the ring
   parser::ParserLimits parser;                  // max_line_bytes and max_threads from the config's limits
@@ -35,7 +37,7 @@ struct EventLoopBlock {
 
 class TargetState {
  public:
-  TargetState(std::string label, TargetSettings settings);
+  TargetState(std::string label, ProcessingSettings settings);
 
   /// Counts the outcome; an ok dump is parsed, stored and correlated. Returns the
   /// stored sample's id, or nothing when the dump failed or held no dump - which the
@@ -46,7 +48,7 @@ class TargetState {
   void set_scheduler_counts(std::uint64_t missed_ticks);
   void count_incident() { ++metrics_.totals.incidents; }
   void count_incident_failure() { ++metrics_.totals.incident_failures; }
-  void apply(TargetSettings settings);
+  void apply(ProcessingSettings settings);
 
   /// The exporter's input; takes the sample durations gathered since the last call.
   exporter::TargetMetrics take_metrics();
@@ -73,7 +75,7 @@ class TargetState {
   void settle_oldest_open();
   void count_lock_time(const model::ThreadDump& dump, double time_s);  // lock_time_metrics.cpp
 
-  TargetSettings settings_;
+  ProcessingSettings settings_;
   store::Ring ring_;
   analysis::Correlator correlator_;
   analysis::StackHistory stacks_;  // one entry per sample of ring_, evicted with it
