@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -367,4 +369,285 @@ TEST_CASE("exporter: render runs while another thread updates", "[export]") {
   }
   sampler.join();
   CHECK(scrapes > 0);
+}
+
+namespace {
+
+bool name_char(char c, bool first) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (!first && c >= '0' && c <= '9');
+}
+
+// Advances past a metric or label name at `at`; false if there is none.
+bool skip_name(const std::string& line, std::size_t& at) {
+  const auto start = at;
+  while (at < line.size() && name_char(line[at], at == start)) ++at;
+  return at > start;
+}
+
+bool sample_value(const std::string& text) {
+  if (text == "+Inf" || text == "-Inf" || text == "Nan") return true;
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+// `{name="value",...}` at `at` (escapes: \\ \" \n only); advances past it.
+bool skip_labels(const std::string& line, std::size_t& at) {
+  if (at >= line.size() || line[at] != '{') return true;
+  ++at;
+  while (at < line.size() && line[at] != '}') {
+    if (!skip_name(line, at) || line.compare(at, 2, "=\"") != 0) return false;
+    for (at += 2; at < line.size() && line[at] != '"'; ++at)
+      if (line[at] == '\\' && (++at >= line.size() || std::string_view("\\\"n").find(line[at]) == std::string_view::npos)) return false;
+    if (at >= line.size()) return false;
+    ++at;
+    if (at < line.size() && line[at] == ',') ++at;
+  }
+  return at++ < line.size();
+}
+
+// The first way `text` is not a text exposition (format 0.0.4) as lockwatch writes it, or "":
+// each family once, HELP then TYPE before its samples, every sample of the family just typed
+// (a histogram's with its suffixes), labels well quoted, values numbers, counters not negative.
+std::string exposition_problem(const std::string& text) {
+  if (!text.empty() && text.back() != '\n') return "no final newline";
+  std::set<std::string> seen;
+  std::string family, type;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      std::size_t at = 7;
+      if (!skip_name(line, at) || at >= line.size() || line[at] != ' ') return "bad HELP: " + line;
+      family = line.substr(7, at - 7);
+      type.clear();
+      if (!seen.insert(family).second) return "family twice: " + family;
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      const std::string prefix = "# TYPE " + family + " ";
+      if (line.rfind(prefix, 0) != 0 || !type.empty()) return "TYPE without its HELP: " + line;
+      type = line.substr(prefix.size());
+      if (type != "counter" && type != "gauge" && type != "histogram") return "bad TYPE: " + line;
+      continue;
+    }
+    std::size_t at = 0;
+    if (!skip_name(line, at)) return "bad sample name: " + line;
+    const auto name = line.substr(0, at);
+    const bool ours = name == family || (type == "histogram" && (name == family + "_bucket" || name == family + "_sum" ||
+                                                                 name == family + "_count"));
+    if (type.empty() || !ours) return "sample outside its family: " + line;
+    if (!skip_labels(line, at) || at >= line.size() || line[at] != ' ') return "bad labels: " + line;
+    const auto value = line.substr(at + 1);
+    if (!sample_value(value)) return "bad value: " + line;
+    if (type == "counter" && std::stod(value) < 0) return "negative counter: " + line;
+  }
+  return {};
+}
+
+// Series that must never go down: counters and a histogram's count, sum and buckets.
+bool cumulative(const std::string& series) {
+  for (const char* part : {"_total{", "_total ", "_bucket{", "_count{", "_sum{"})
+    if (series.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// The first cumulative series of `before` that is gone or lower in `after`, or "".
+std::string went_down(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                      const std::string& target) {
+  for (const auto& [series, v] : before) {
+    if (!cumulative(series) || series.find("target=\"" + target + "\"") == std::string::npos) continue;
+    const auto it = after.find(series);
+    if (it == after.end()) return "gone: " + series;
+    if (it->second < v) return "down: " + series + " " + std::to_string(v) + " -> " + std::to_string(it->second);
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("exporter: the validity check finds broken expositions", "[export]") {
+  Exporter e({});
+  e.update(full("a"));
+  const auto text = e.render();
+  CHECK(exposition_problem(text).empty());
+  CHECK(exposition_problem(text + text) != "");                       // every family twice
+  CHECK(exposition_problem(text.substr(0, text.size() - 3)) != "");   // cut in a line
+  CHECK(exposition_problem("# HELP x_total h\n# TYPE x_total counter\nx_total{a=\"1} 2\n") != "");
+  CHECK(exposition_problem("# HELP x_total h\n# TYPE x_total counter\ny_total 2\n") != "");
+  CHECK(exposition_problem("# HELP x_total h\n# TYPE x_total counter\nx_total -1\n") != "");
+  CHECK(went_down({{"a_total{target=\"t\"}", 2}}, {{"a_total{target=\"t\"}", 1}}, "t") != "");
+  CHECK(went_down({{"a_total{target=\"t\"}", 2}}, {}, "t") != "");
+  CHECK(went_down({{"a_total{target=\"t\"}", 2}}, {{"a_total{target=\"t\"}", 2}}, "t").empty());
+}
+
+TEST_CASE("exporter: renders during updates are whole, valid, and counters never go down", "[export]") {
+  Exporter e({.top_k = 3});
+  constexpr std::uint64_t updates = 2000;
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    auto a = full("a");
+    for (std::uint64_t i = 1; i <= updates; ++i) {
+      // Totals rise, but every 7th update they fall back (a JVM restarted under the same label):
+      // what is exported must not follow them down.
+      const auto n = i % 7 == 0 ? i / 7 : i;
+      a.totals.samples["ok"] = n;
+      a.totals.wait_observations[monitor("L" + std::to_string(i % 5))] = n;  // more classes than K
+      a.totals.wait_microseconds[monitor("L" + std::to_string(i % 5))] = n * 1000;
+      a.new_durations = {static_cast<double>(i % 3)};
+      a.ring_samples = static_cast<std::uint32_t>(i);
+      a.ring_bytes = i * 1000;  // the same update sets both: a render showing them apart saw half of one
+      e.update(a);
+      auto b = full("b");      // a second target that comes and goes
+      b.totals.samples["ok"] = i;
+      e.update(b);
+      if (i % 3 == 0) e.remove("b");
+      if (i % 100 == 0) e.set_targets_skipped(i);
+    }
+    done = true;
+  });
+  std::size_t renders = 0;
+  std::string problem;
+  std::map<std::string, double> previous;
+  while (problem.empty() && !done) {
+    const auto text = e.render();
+    ++renders;
+    problem = exposition_problem(text);
+    const auto now = samples_of(text);
+    if (problem.empty()) problem = went_down(previous, now, "a");
+    const auto ring = now.find("lockwatch_ring_samples{target=\"a\"}");
+    if (problem.empty() && ring != now.end() && now.at("lockwatch_ring_bytes{target=\"a\"}") != ring->second * 1000)
+      problem = "ring_samples and ring_bytes of different updates";
+    previous = now;
+  }
+  sampler.join();
+  INFO(problem);
+  CHECK(problem.empty());
+  CHECK(renders > 0);
+  const auto last = samples_of(e.render());
+  CHECK(last.at("lockwatch_samples_total{result=\"ok\",target=\"a\"}") == updates);  // the largest total seen
+  CHECK(last.at("lockwatch_sample_duration_seconds_count{target=\"a\"}") == updates);
+  CHECK(last.at("lockwatch_ring_samples{target=\"a\"}") == updates);
+  CHECK(last.at("lockwatch_targets_skipped") == updates);
+}
+
+TEST_CASE("exporter: slots stay with their first owners over many updates; 'other' keeps its sum", "[export]") {
+  Exporter e({.top_k = 2});
+  TargetMetrics m;
+  m.target = "a";
+  const std::string family = "lockwatch_lock_wait_observations_total{";
+  const auto series = [&](const std::string& c) {
+    return family + "kind=\"monitor\",lock_class=\"" + c + "\",site=\"" + c + ".run\",target=\"a\"}";
+  };
+  const auto other = family + "kind=\"monitor\",lock_class=\"other\",site=\"other\",target=\"a\"}";
+  m.totals.wait_observations = {{monitor("A"), 1}};
+  e.update(m);
+  m.totals.wait_observations = {{monitor("A"), 2}, {monitor("B"), 1}};
+  e.update(m);
+  m.totals.wait_observations = {{monitor("A"), 2}, {monitor("B"), 1}, {monitor("C"), 40}};
+  e.update(m);  // C is by far the busiest, but the slots are taken
+  CHECK(value(e.render(), other) == 40);
+  CHECK(value(e.render(), series("B")) == 1);
+  m.totals.wait_observations = {{monitor("B"), 3}, {monitor("C"), 45}, {monitor("D"), 100}};
+  e.update(m);  // A no longer waited on: its counter stays, its slot is not given to D
+  auto text = e.render();
+  CHECK(lines_with(text, family) == 3);
+  CHECK(value(text, series("A")) == 2);
+  CHECK(value(text, series("B")) == 3);
+  CHECK(value(text, other) == 145);
+  CHECK(lines_with(text, "lock_class=\"C\"") + lines_with(text, "lock_class=\"D\"") == 0);
+  m.totals.wait_observations = {{monitor("B"), 4}, {monitor("D"), 101}};
+  e.update(m);  // C's total is gone from the input: "other" must not drop by it
+  text = e.render();
+  CHECK(value(text, other) == 145);
+  CHECK(value(text, series("B")) == 4);
+  m.totals.wait_observations = {{monitor("B"), 4}, {monitor("C"), 45}, {monitor("D"), 150}};
+  e.update(m);
+  CHECK(value(e.render(), other) == 195);
+}
+
+TEST_CASE("exporter: totals that reset leave every counter where it was until they pass it", "[export]") {
+  Exporter e({.top_k = 2});
+  auto m = full("a");
+  m.totals.wait_microseconds = {{monitor("Inventory"), 2'500'000}};
+  m.totals.pool_cpu_microseconds = {{"main", 1'000'000}};
+  e.update(m);
+  const auto before = samples_of(e.render());
+  auto reset = full("a");  // same label, totals from zero: nothing counted yet
+  reset.totals = {};
+  reset.perf = {40, 0, 0, 0.0};
+  reset.new_durations.clear();
+  e.update(reset);
+  const auto after = samples_of(e.render());
+  CHECK(went_down(before, after, "a").empty());
+  CHECK(after.at("lockwatch_samples_total{result=\"ok\",target=\"a\"}") == 3);
+  CHECK(after.at("lockwatch_lock_wait_seconds_total{kind=\"monitor\",lock_class=\"Inventory\",site=\"Inventory.run\",target=\"a\"}") == 2.5);
+  CHECK(after.at("lockwatch_jvm_monitor_parks_total{target=\"a\"}") == 567);
+  CHECK(after.at("lockwatch_sample_duration_seconds_count{target=\"a\"}") == 2);
+  // Past the old value, the counter follows the totals again.
+  reset.totals.samples = {{"ok", 10}};
+  reset.perf.parks = 600;
+  e.update(reset);
+  const auto later = samples_of(e.render());
+  CHECK(later.at("lockwatch_samples_total{result=\"ok\",target=\"a\"}") == 10);
+  CHECK(later.at("lockwatch_jvm_monitor_parks_total{target=\"a\"}") == 600);
+  CHECK(went_down(after, later, "a").empty());
+}
+
+TEST_CASE("exporter: a removed target comes back with fresh slots and counters; others keep theirs", "[export]") {
+  Exporter e({.top_k = 1});
+  TargetMetrics a;
+  a.target = "a";
+  a.totals.wait_observations = {{monitor("A"), 5}};
+  e.update(a);
+  TargetMetrics b;
+  b.target = "b";
+  b.totals.wait_observations = {{monitor("A"), 7}};
+  e.update(b);
+  const auto b_before = samples_of(e.render());
+  e.remove("a");
+  auto text = e.render();
+  CHECK(lines_with(text, "target=\"a\"") == 0);
+  CHECK(exposition_problem(text).empty());
+  // A new JVM under the same label: B is its first lock and takes the only slot, A folds.
+  a.totals.wait_observations = {{monitor("B"), 1}, {monitor("A"), 0}};
+  e.update(a);
+  text = e.render();
+  const std::string family = "lockwatch_lock_wait_observations_total{";
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"B\",site=\"B.run\",target=\"a\"}") == 1);
+  CHECK(lines_with(text, "lock_class=\"A\",site=\"A.run\",target=\"a\"") == 0);
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"other\",site=\"other\",target=\"a\"}") == 0);
+  CHECK(went_down(b_before, samples_of(text), "b").empty());
+  CHECK(value(text, family + "kind=\"monitor\",lock_class=\"A\",site=\"A.run\",target=\"b\"}") == 7);
+  // Removing the last target leaves the daemon-wide families only.
+  e.remove("a");
+  e.remove("b");
+  text = e.render();
+  CHECK(lines_with(text, "target=") == 0);
+  CHECK(lines_with(text, "# TYPE ") == 2);
+  CHECK(exposition_problem(text).empty());
+}
+
+TEST_CASE("exporter: an update that changes one value changes exactly its line", "[export]") {
+  Exporter e({});
+  auto m = full("a");
+  m.new_durations.clear();  // else the histogram changes with every update
+  e.update(m);
+  e.update(full("b"));
+  const auto before = samples_of(e.render());
+  m.perf.threads_live = 41;  // an hsperfdata tick: nothing else moved
+  e.update(m);
+  const auto after = samples_of(e.render());
+  REQUIRE(after.size() == before.size());
+  std::vector<std::string> changed;
+  for (const auto& [series, v] : after)
+    if (before.at(series) != v) changed.push_back(series);
+  CHECK(changed == std::vector<std::string>{"lockwatch_jvm_threads_live{target=\"a\"}"});
+  CHECK(after.at("lockwatch_jvm_threads_live{target=\"a\"}") == 41);
+  m.latest->threads_by_state["BLOCKED"] = 9;
+  m.kubernetes = {"ns", "pod-1", ""};  // and now every series of the target gets new labels
+  e.update(m);
+  const auto text = e.render();
+  CHECK(value(text, "lockwatch_threads{namespace=\"ns\",pod=\"pod-1\",state=\"BLOCKED\",target=\"a\"}") == 9);
+  CHECK(lines_with(text, "target=\"a\"") == lines_with(text, "pod=\"pod-1\""));
+  CHECK(exposition_problem(text).empty());
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Exporter: turns each TargetMetrics into bounded, sanitized series of the registry.
+// Exporter: turns each TargetMetrics into bounded, sanitized series, snapshots them on the
+// sampler's side and publishes the finished text for scrapes to concatenate.
 #include "lockwatch/export/exporter.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "lockwatch/export/label_slots.hpp"
 #include "lockwatch/export/label_values.hpp"
@@ -77,45 +80,43 @@ Values single(N value) { return {{LabelValues{}, static_cast<double>(value)}}; }
 template <class N>
 Values if_present(const std::optional<N>& value) { return value ? single(*value) : Values{}; }
 
-// One target's series plus the top-K state of its bounded families.
-class TargetState {
+// One target's series together with the top-K slot state that bounds its families: what the
+// exporter remembers of a target between updates, on the sampler's side only.
+class BoundedTargetSeries {
  public:
-  TargetState(const std::string& target, const KubernetesLabels& where, PrometheusRegistry& registry, std::size_t k)
-      : series_(target, where, registry), where_(where), k_(k) {}
+  BoundedTargetSeries(const std::string& target, const KubernetesLabels& where, std::size_t k)
+      : series_(target, where), k_(k) {}
 
-  void count_bounded(Family f, const Totals& totals) {
-    auto& slots = slots_.try_emplace(f, k_, fold_rule(f)).first->second;
-    series_.count(f, as_values(slots.assign(totals)));
-  }
+  void count_bounded(Family f, const Totals& totals) { series_.count(f, as_values(slots(f).assign(totals))); }
   void show_bounded(Family f, const Totals& values) { series_.show(f, as_values(cap_gauges(values, k_, fold_rule(f)))); }
   // Totals kept as integers (microseconds) and exported in another unit (seconds).
   void count_scaled(Family f, const Totals& totals, double scale) {
-    auto& slots = slots_.try_emplace(f, k_, fold_rule(f)).first->second;
     Values values;
-    for (const auto& [labels, n] : slots.assign(totals)) values.emplace(labels, static_cast<double>(n) * scale);
+    for (const auto& [labels, n] : slots(f).assign(totals)) values.emplace(labels, static_cast<double>(n) * scale);
     series_.count(f, values);
   }
   void show_max(Family f, const std::map<LockLabels, double>& values) { series_.show(f, cap_max(values, k_, fold_rule(f))); }
   TargetSeries& series() { return series_; }
-  const KubernetesLabels& where() const { return where_; }
+  const KubernetesLabels& where() const { return series_.current().where; }
 
  private:
+  StickySlots& slots(Family f) { return slots_.try_emplace(f, k_, fold_rule(f)).first->second; }
+
   TargetSeries series_;
-  KubernetesLabels where_;
   std::size_t k_;
   std::map<Family, StickySlots> slots_;
 };
 
-void publish_sampling(TargetState& t, const TargetMetrics& m) {
+void record_sampling(BoundedTargetSeries& t, const TargetMetrics& m, const std::vector<double>& duration_buckets) {
   t.count_bounded(Family::samples, named_rows(m.totals.samples));
   t.count_bounded(Family::samples_by_form, named_rows(m.totals.samples_by_form));
-  t.series().observe(Family::sample_duration, m.new_durations);
+  t.series().observe(Family::sample_duration, m.new_durations, duration_buckets);
   t.series().show(Family::target_up, single(m.up ? 1 : 0));
   t.series().show(Family::last_sample_timestamp, if_present(m.last_sample_time));
   t.series().count(Family::missed_ticks, single(m.totals.missed_ticks));
 }
 
-void publish_locks(TargetState& t, const TargetTotals& totals) {
+void record_locks(BoundedTargetSeries& t, const TargetTotals& totals) {
   t.count_bounded(Family::lock_wait_observations, lock_rows(totals.wait_observations));
   t.count_bounded(Family::lock_holder_observations, lock_rows(totals.holder_observations));
   t.count_scaled(Family::lock_wait_seconds, lock_rows(totals.wait_microseconds), 1e-6);
@@ -127,7 +128,7 @@ void publish_locks(TargetState& t, const TargetTotals& totals) {
 }
 
 // Without a sample there is nothing to show: the latest-sample gauges are absent, not 0.
-void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
+void record_latest(BoundedTargetSeries& t, const std::optional<LatestSample>& latest) {
   const LatestSample none;
   const auto& l = latest ? *latest : none;
   t.show_bounded(Family::threads, named_rows(l.threads_by_state));
@@ -142,14 +143,14 @@ void publish_latest(TargetState& t, const std::optional<LatestSample>& latest) {
 }
 
 // hsperfdata counters appear once the JVM publishes them; a counter is never taken back.
-void publish_jvm(TargetSeries& s, const JvmPerf& perf) {
+void record_jvm(TargetSeries& s, const JvmPerf& perf) {
   s.count(Family::jvm_contended_enters, if_present(perf.contended_enters));
   s.count(Family::jvm_parks, if_present(perf.parks));
   s.count(Family::jvm_safepoint_seconds, if_present(perf.safepoint_seconds));
   s.show(Family::jvm_threads_live, if_present(perf.threads_live));
 }
 
-void publish_ring(TargetSeries& s, const TargetMetrics& m) {
+void record_ring(TargetSeries& s, const TargetMetrics& m) {
   s.count(Family::ring_evictions, single(m.totals.ring_evictions));
   s.show(Family::ring_samples, single(m.ring_samples));
   s.show(Family::ring_bytes, single(m.ring_bytes));
@@ -163,63 +164,100 @@ ExporterOptions checked(ExporterOptions options) {
   return options;
 }
 
+// What a scrape prints: the daemon-wide part, then each target's by sanitized label (the
+// order the exposition lists series in). Immutable once published; the next one shares
+// every part that did not change.
+struct Exposition {
+  std::shared_ptr<const RenderedPart> daemon;
+  std::map<std::string, std::shared_ptr<const RenderedPart>> targets;
+};
+
 }  // namespace
 
 struct Exporter::Impl {
-  explicit Impl(ExporterOptions o) : options(std::move(o)), registry(options.duration_buckets) {}
+  explicit Impl(ExporterOptions o) : options(std::move(o)) {}
 
   // A target whose Kubernetes labels became known (or changed) gets new series: the old ones
   // go, and its counters start again from its totals under the new label set.
-  TargetState& target(const std::string& label, const KubernetesLabels& where) {
-    if (auto it = targets.find(label); it != targets.end() && it->second.where() != where) {
-      it->second.series().remove_all();
-      targets.erase(it);
-    }
-    return targets.try_emplace(label, label, where, registry, options.top_k).first->second;
+  BoundedTargetSeries& target(const std::string& label, const KubernetesLabels& where) {
+    if (auto it = targets.find(label); it != targets.end() && it->second.where() != where) targets.erase(it);
+    return targets.try_emplace(label, label, where, options.top_k).first->second;
   }
 
-  ExporterOptions options;
-  PrometheusRegistry registry;
-  mutable std::mutex mutex;
-  std::map<std::string, TargetState> targets;  // by sanitized target label
+  // Callers serialize their part first, outside any lock a scrape takes: a scrape waits for
+  // this pointer swap only. The old exposition is freed after the lock is let go.
+  void publish() {
+    auto next = std::make_shared<const Exposition>(building);
+    {
+      const std::lock_guard lock(published_mutex);
+      published.swap(next);
+    }
+  }
+
+  std::shared_ptr<const Exposition> current() const {
+    const std::lock_guard lock(published_mutex);
+    return published;
+  }
+
+  const ExporterOptions options;
+
+  // The sampler's side: update(), remove() and set_targets_skipped() hold `update_mutex`
+  // (against each other only; render() never takes it) for all their work.
+  std::mutex update_mutex;
+  std::map<std::string, BoundedTargetSeries> targets;  // by sanitized target label
+  TargetSnapshot daemon;                               // build_info, targets_skipped
+  Exposition building;                                 // the parts as of the latest change
+
+  // The scrape's side: held only to copy or swap one pointer.
+  mutable std::mutex published_mutex;
+  std::shared_ptr<const Exposition> published;
 };
 
 Exporter::Exporter(ExporterOptions options) : impl_(std::make_unique<Impl>(checked(std::move(options)))) {
-  const LabelValues version{sanitize_label_value(impl_->options.version)};
-  impl_->registry.set_gauge(Family::build_info, series_labels(Family::build_info, {}, version), 1);
-  impl_->registry.set_gauge(Family::targets_skipped, series_labels(Family::targets_skipped, {}, {}), 0);
-}
-
-void Exporter::set_targets_skipped(std::uint64_t count) {
-  const std::lock_guard lock(impl_->mutex);
-  impl_->registry.set_gauge(Family::targets_skipped, series_labels(Family::targets_skipped, {}, {}), static_cast<double>(count));
+  auto& d = impl_->daemon;
+  d.of(Family::build_info) = {{LabelValues{sanitize_label_value(impl_->options.version)}, 1}};
+  d.of(Family::targets_skipped) = single(0);
+  impl_->building.daemon = std::make_shared<const RenderedPart>(d);
+  impl_->publish();
 }
 
 Exporter::~Exporter() = default;
 
+void Exporter::set_targets_skipped(std::uint64_t count) {
+  const std::lock_guard lock(impl_->update_mutex);
+  impl_->daemon.of(Family::targets_skipped) = single(count);
+  impl_->building.daemon = std::make_shared<const RenderedPart>(impl_->daemon, impl_->building.daemon.get());
+  impl_->publish();
+}
+
 void Exporter::update(const TargetMetrics& metrics) {
-  const std::lock_guard lock(impl_->mutex);
+  const std::lock_guard lock(impl_->update_mutex);
   const auto& k = metrics.kubernetes;
-  auto& t = impl_->target(sanitize_label_value(metrics.target),
-                          {sanitized(k.namespace_name), sanitized(k.pod), sanitized(k.container)});
-  publish_sampling(t, metrics);
-  publish_locks(t, metrics.totals);
-  publish_latest(t, metrics.latest);
-  publish_jvm(t.series(), metrics.perf);
-  publish_ring(t.series(), metrics);
+  const auto label = sanitize_label_value(metrics.target);
+  auto& t = impl_->target(label, {sanitized(k.namespace_name), sanitized(k.pod), sanitized(k.container)});
+  record_sampling(t, metrics, impl_->options.duration_buckets);
+  record_locks(t, metrics.totals);
+  record_latest(t, metrics.latest);
+  record_jvm(t.series(), metrics.perf);
+  record_ring(t.series(), metrics);
+  auto& part = impl_->building.targets[label];
+  part = std::make_shared<const RenderedPart>(t.series().current(), part.get());
+  impl_->publish();
 }
 
 void Exporter::remove(const std::string& target) {
-  const std::lock_guard lock(impl_->mutex);
-  const auto it = impl_->targets.find(sanitize_label_value(target));
-  if (it == impl_->targets.end()) return;
-  it->second.series().remove_all();
-  impl_->targets.erase(it);
+  const std::lock_guard lock(impl_->update_mutex);
+  const auto label = sanitize_label_value(target);
+  if (impl_->targets.erase(label) == 0) return;
+  impl_->building.targets.erase(label);
+  impl_->publish();
 }
 
 std::string Exporter::render() const {
-  const std::lock_guard lock(impl_->mutex);  // never half an update in one scrape
-  return impl_->registry.render();
+  const auto exposition = impl_->current();  // one published state: never half an update
+  std::vector<const RenderedPart*> parts{exposition->daemon.get()};
+  for (const auto& [_, part] : exposition->targets) parts.push_back(part.get());
+  return render_exposition(parts);
 }
 
 }  // namespace lockwatch::exporter

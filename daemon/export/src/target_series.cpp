@@ -1,52 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-target series bookkeeping over the registry.
+// Per-target series bookkeeping: the values a target's next snapshot shows.
 #include "target_series.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace lockwatch::exporter {
 
+void HistogramValues::observe(double value) {
+  const auto bucket = std::lower_bound(upper_bounds.begin(), upper_bounds.end(), value) - upper_bounds.begin();
+  ++counts[static_cast<std::size_t>(bucket)];
+  sum += value;
+}
+
+std::uint64_t HistogramValues::count() const { return std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}); }
+
 void TargetSeries::count(Family f, const std::map<LabelValues, double>& totals) {
-  auto& shown = counted_[f];
+  auto& shown = current_.of(f);
   for (const auto& [values, total] : totals) {
     if (!std::isfinite(total)) continue;  // one NaN would stick to the counter for good
-    auto [it, fresh] = shown.try_emplace(values, 0.0);
-    // A new counter is created even at 0: "seen, nothing yet" differs from "never seen".
-    if (total > it->second || fresh) registry_->add_counter(f, labels(f, values), std::max(total - it->second, 0.0));
-    it->second = std::max(total, it->second);
+    // A new counter shows its total even at 0: "seen, nothing yet" differs from "never seen".
+    auto [it, fresh] = shown.try_emplace(values, total);
+    if (!fresh) it->second = std::max(it->second, total);
   }
 }
 
-void TargetSeries::show(Family f, const std::map<LabelValues, double>& values) {
-  auto& shown = shown_[f];
-  for (auto it = shown.begin(); it != shown.end();) {
-    if (values.contains(*it)) { ++it; continue; }
-    registry_->remove(f, labels(f, *it));
-    it = shown.erase(it);
-  }
-  for (const auto& [v, value] : values) {
-    registry_->set_gauge(f, labels(f, v), value);
-    shown.insert(v);
-  }
-}
+void TargetSeries::show(Family f, std::map<LabelValues, double> values) { current_.of(f) = std::move(values); }
 
-void TargetSeries::observe(Family f, const std::vector<double>& values) {
-  std::vector<double> usable;
+void TargetSeries::observe(Family f, const std::vector<double>& values, const std::vector<double>& upper_bounds) {
+  auto [it, fresh] = current_.histograms.try_emplace(f);
+  auto& h = it->second;
+  if (fresh) {
+    h.upper_bounds = upper_bounds;
+    h.counts.assign(upper_bounds.size() + 1, 0);
+  }
   // A NaN would poison the histogram's sum for good; a negative duration is a clock glitch.
   for (double v : values)
-    if (std::isfinite(v) && v >= 0) usable.push_back(v);
-  registry_->observe(f, labels(f, {}), usable);
-  shown_[f].insert(LabelValues{});  // not insert({}): that is the empty initializer list
-}
-
-void TargetSeries::remove_all() {
-  for (const auto& [f, series] : counted_)
-    for (const auto& [values, _] : series) registry_->remove(f, labels(f, values));
-  for (const auto& [f, series] : shown_)
-    for (const auto& values : series) registry_->remove(f, labels(f, values));
-  counted_.clear();
-  shown_.clear();
+    if (std::isfinite(v) && v >= 0) h.observe(v);
 }
 
 }  // namespace lockwatch::exporter

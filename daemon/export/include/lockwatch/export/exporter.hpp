@@ -23,9 +23,11 @@ struct ExporterOptions {
   std::string version = "unknown";
 };
 
-/// Thread-safe: update() and remove() may run on the sampler's thread while render() runs
-/// on a scrape's. All three take one mutex for memory work only (no I/O, never a dump), so
-/// a scrape waits at most for one update to be copied in.
+/// Thread-safe: update(), remove() and set_targets_skipped() may run on the sampler's thread
+/// while render() runs on a scrape's. Each change builds and serializes the changed target's
+/// series on the caller's thread, then publishes an immutable exposition by swapping one
+/// pointer; render() copies that pointer and concatenates finished text, so a scrape never
+/// waits for an update's work, only for a swap, and always sees whole updates.
 class Exporter {
  public:
   /// Throws std::invalid_argument for unusable duration buckets: a configuration error
@@ -43,6 +45,7 @@ class Exporter {
   /// JVMs found but not watched because the target bound is reached (a daemon-wide gauge).
   void set_targets_skipped(std::uint64_t count);
   /// Text exposition format 0.0.4, in a fixed order: families by name, series by target.
+  /// Concatenates text serialized at update time: no number is formatted here.
   std::string render() const;
 
  private:
