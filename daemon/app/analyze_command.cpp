@@ -11,7 +11,6 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -20,7 +19,8 @@
 #include "lockwatch/analysis/correlator.hpp"
 #include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/page/html.hpp"
-#include "lockwatch/parser/dump_parser.hpp"
+#include "lockwatch/page/view.hpp"
+#include "lockwatch/report/analyze_input.hpp"
 #include "lockwatch/report/analyze_report.hpp"
 
 namespace lockwatch::app {
@@ -36,12 +36,24 @@ struct Options {
   std::vector<std::string> paths;
 };
 
-constexpr std::string_view usage =
-    "usage: lockwatch analyze [--format text|json|html] [--stuck-samples N] [--window N] FILE|DIR|-...\n"
-    "  Files are read in the order given as one sequence of dumps (a directory: its files in\n"
-    "  natural name order; '-': standard input, e.g. jstack -l PID | lockwatch analyze -).\n"
+constexpr FlagSpec flag_table[] = {
+    {"--format", "text|json|html", "text for people (the default), json for tools, html for one page"},
+    {"--stuck-samples", "N", "waiting on one lock in N dumps in a row is stuck (default 3)"},
+    {"--window", "N", "dumps before and after one that may name its holders (default 1)"},
+};
+
+constexpr CommandSpec spec{
+    "analyze",
+    "contended locks, holders, deadlocks and pools in saved thread dumps",
+    "FILE|DIR|-...",
+    "  Files are read in the order given as one sequence of dumps (jstack, jcmd, SIGQUIT output,\n"
+    "  Thread.dump_to_file; a directory: its files in natural name order; '-': standard input,\n"
+    "  e.g. jstack -l PID | lockwatch analyze -).\n"
     "  --format html writes one self-contained page (hot locks, waiters over the dumps, the\n"
-    "  wait-for graph, a flame graph) that opens from disk: lockwatch analyze --format html DIR > report.html\n";
+    "  wait-for graph, a flame graph) that opens from disk:\n"
+    "  lockwatch analyze --format html DIR > report.html\n",
+    flag_table,
+};
 
 std::optional<std::uint32_t> parse_count(std::string_view text) {
   std::uint32_t value = 0;
@@ -50,106 +62,43 @@ std::optional<std::uint32_t> parse_count(std::string_view text) {
   return value;
 }
 
-// Returns an error message, or "" when `args` parsed.
-std::string parse_args(std::span<const std::string_view> args, Options& o) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto a = args[i];
-    auto next = [&]() -> std::optional<std::string_view> {
-      if (i + 1 >= args.size()) return std::nullopt;
-      return args[++i];
-    };
-    if (a == "--format" || a.starts_with("--format=")) {
-      auto v = a == "--format" ? next() : std::optional(a.substr(9));
-      if (!v || (*v != "json" && *v != "text" && *v != "html")) return "--format takes text, json or html";
-      o.format = *v == "json" ? Format::json : *v == "html" ? Format::html : Format::text;
-    } else if (a == "--stuck-samples" || a == "--window") {
-      auto v = next();
-      auto n = v ? parse_count(*v) : std::nullopt;
-      if (!n) return std::string(a) + " takes a whole number >= 1";
-      (a == "--window" ? o.correlator.neighbour_window : o.correlator.stuck_samples) = *n;
-    } else if (a.starts_with("--") || (a.starts_with("-") && a != "-")) {
-      return "unknown option " + std::string(a);
+// The values of the flags the table let through; an error message, or "" when they are good.
+std::string read_options(const ParsedArgs& args, Options& o) {
+  for (const auto& [flag, v] : args.flags) {
+    if (flag->name == "--format") {
+      if (v != "json" && v != "text" && v != "html") return "--format takes text, json or html";
+      o.format = v == "json" ? Format::json : v == "html" ? Format::html : Format::text;
     } else {
-      o.paths.emplace_back(a);
+      auto n = parse_count(v);
+      if (!n) return std::string(flag->name) + " takes a whole number >= 1";
+      (flag->name == "--window" ? o.correlator.neighbour_window : o.correlator.stuck_samples) = *n;
     }
   }
+  o.paths.assign(args.operands.begin(), args.operands.end());
   return o.paths.empty() ? "no input files" : "";
 }
 
-// A directory (e.g. an incident) is read as its files in name order.
-std::vector<std::string> expand(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (!fs::is_directory(p, ec)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> entries;
-    for (const auto& e : fs::directory_iterator(p, ec))
-      if (e.is_regular_file(ec) && e.path().filename().string().front() != '.' &&
-          e.path().filename() != "summary.json")
-        entries.push_back(e.path().string());
-    std::sort(entries.begin(), entries.end(), natural_less);
-    files.insert(files.end(), entries.begin(), entries.end());
-  }
-  return files;
-}
+// What one run feeds every input into: shared, since the inputs continue one sequence of dumps.
+struct Run {
+  report::AnalyzeResult result;
+  analysis::Correlator correlator;
+  analysis::LockTime lock_time;
+  std::optional<view::StackViews> stacks;  // the HTML report's flame and wait-for graphs
 
-// Parses one input chunk by chunk; each dump goes to the correlator as soon as it is
-// complete, so memory holds one dump at a time, not the whole file.
-class InputFeed {
- public:
-  InputFeed(const std::string& label, report::AnalyzeResult& result, analysis::Correlator& correlator,
-            view::StackViews* stacks, analysis::LockTime& lock_time)
-      : result_(result), correlator_(correlator), stacks_(stacks), lock_time_(lock_time) {
-    result_.inputs.push_back({label, 0, {}});
+  explicit Run(const Options& o) : correlator(o.correlator) {
+    if (o.format == Format::html) stacks.emplace();
   }
-
-  void feed(std::string_view chunk) {
-    parser_.feed(chunk);
-    drain();
+  report::DumpSink keep() {
+    if (!stacks) return {};
+    return [this](model::ThreadDump&& dump) { stacks->add(std::move(dump)); };
   }
-
-  void finish(std::ostream& err) {
-    parser_.finish();
-    drain();
-    auto& input = result_.inputs.back();
-    input.stats = parser_.stats();
-    if (input.dumps == 0) err << "lockwatch analyze: no thread dump found in '" << input.path << "'\n";
-  }
-
- private:
-  void drain() {
-    for (auto& dump : parser_.take_dumps()) {
-      correlator_.add(dump, static_cast<double>(result_.dump_input.size()));
-      add_lock_time(dump);
-      result_.dump_input.push_back(result_.inputs.size() - 1);
-      ++result_.inputs.back().dumps;
-      if (stacks_) stacks_->add(std::move(dump));  // the HTML report's stacks: the correlator keeps none
-    }
-  }
-
-  report::AnalyzeResult& result_;
-  // Files carry no GC counters, so every hold is followed by lock key; a dump without a
-  // timestamp line is taken to be one second after the previous one.
-  void add_lock_time(const model::ThreadDump& dump) {
-    const auto t = analysis::parse_dump_timestamp(dump.timestamp);
-    last_time_ = t ? *t : last_time_ + 1.0;
-    lock_time_.add(dump, analysis::build_lock_graph(dump), last_time_, std::nullopt);
-  }
-
-  analysis::Correlator& correlator_;
-  view::StackViews* stacks_;
-  analysis::LockTime& lock_time_;
-  double last_time_ = 0;
-  parser::DumpParser parser_;
+  report::InputFeed feed(const std::string& label) { return {label, result, correlator, lock_time, keep()}; }
 };
 
 // Regular files are mapped, not read: the parser takes its lines straight from the page
 // cache (reading copied every byte once more). A window at a time, so a big file does not
 // pin its whole size in memory; the parser carries a line cut by a window's end.
-bool read_mapped(int fd, std::size_t size, InputFeed& input, std::ostream& err) {
+bool read_mapped(int fd, std::size_t size, report::InputFeed& input, std::ostream& err) {
   constexpr std::size_t window = 1 << 20;  // a multiple of the page size
   for (std::size_t at = 0; at < size; at += window) {
     const std::size_t length = std::min(window, size - at);
@@ -167,9 +116,7 @@ bool read_mapped(int fd, std::size_t size, InputFeed& input, std::ostream& err) 
   return true;
 }
 
-bool read_file(const std::string& path, std::vector<char>& buffer, report::AnalyzeResult& result,
-               analysis::Correlator& correlator, view::StackViews* stacks, std::ostream& err,
-               analysis::LockTime& lock_time) {
+bool read_file(const std::string& path, std::vector<char>& buffer, Run& run, std::ostream& err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "lockwatch analyze: cannot read '" << path << "': " << std::strerror(errno) << "\n";
@@ -179,14 +126,14 @@ bool read_file(const std::string& path, std::vector<char>& buffer, report::Analy
   // Big regular files are mapped; small ones (most dump files) cost less to read than to map.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (4 << 20);
   if (regular) {
-    InputFeed input(path, result, correlator, stacks, lock_time);
+    auto input = run.feed(path);
     if (read_mapped(fd, static_cast<std::size_t>(st.st_size), input, err)) {
       ::close(fd);
       return true;
     }
-    result.inputs.pop_back();  // not mappable: read it instead (nothing was fed)
+    run.result.inputs.pop_back();  // not mappable: read it instead (the feed recorded it, but nothing was fed)
   }
-  InputFeed input(path, result, correlator, stacks, lock_time);
+  auto input = run.feed(path);
   for (;;) {
     const auto n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
@@ -212,88 +159,43 @@ std::string display_name(const std::string& path) {
 }
 
 // The same views as the daemon's page, over every dump read; times are the dumps' numbers.
-std::string html_report(const std::vector<std::string>& paths, const report::AnalyzeResult& result,
-                        const analysis::Correlator& correlator, const view::StackViews& stacks) {
+std::string html_report(const std::vector<std::string>& paths, const Run& run) {
   page::ReportPage report;
   report.title = paths.front() == "-" ? std::string("standard input") : display_name(paths.front());
   if (paths.size() > 1) report.title += " and " + std::to_string(paths.size() - 1) + " more";
-  for (const auto& in : result.inputs) report.inputs.push_back({in.path, in.dumps});
-  report.view = view::build_target_view(report.title, view::window_of(correlator), stacks, false);
+  for (const auto& in : run.result.inputs) report.inputs.push_back({in.path, in.dumps});
+  report.view = view::build_target_view(report.title, view::window_of(run.correlator), *run.stacks, false);
   report.version = LOCKWATCH_VERSION;
   return page::render_report(report);
 }
 
 }  // namespace
 
-bool natural_less(std::string_view a, std::string_view b) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (!digit(a[i]) || !digit(b[j])) {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i, ++j;
-      continue;
-    }
-    const auto ei = a.find_first_not_of("0123456789", i), ej = b.find_first_not_of("0123456789", j);
-    auto na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
-    while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
-    while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
-    if (na.size() != nb.size()) return na.size() < nb.size();
-    if (na != nb) return na < nb;
-    i = ei == std::string_view::npos ? a.size() : ei;
-    j = ej == std::string_view::npos ? b.size() : ej;
-  }
-  return a.size() - i < b.size() - j;
-}
-
-bool analyze_stream(std::istream& in, const std::string& label, report::AnalyzeResult& result,
-                    analysis::Correlator& correlator, std::ostream& err, view::StackViews* stacks,
-                    analysis::LockTime* lock_time) {
-  analysis::LockTime unused;
-  InputFeed input(label, result, correlator, stacks, lock_time ? *lock_time : unused);
-  std::vector<char> buffer(256 * 1024);
-  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
-    input.feed({buffer.data(), static_cast<std::size_t>(in.gcount())});
-  if (in.bad()) {
-    err << "lockwatch analyze: error reading '" << label << "'\n";
-    return false;
-  }
-  input.finish(err);
-  return true;
-}
+const CommandSpec& analyze_spec() { return spec; }
 
 int run_analyze(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
+  ParsedArgs parsed;
+  if (auto code = read_args(spec, args, parsed, out, err)) return *code;
   Options options;
-  if (auto problem = parse_args(args, options); !problem.empty()) {
-    err << "lockwatch analyze: " << problem << "\n" << usage;
-    return 2;
-  }
-  report::AnalyzeResult result;
-  analysis::Correlator correlator(options.correlator);
-  analysis::LockTime lock_time;  // every input continues the same JVM's samples, as for the correlator
-  std::optional<view::StackViews> stacks;
-  if (options.format == Format::html) stacks.emplace();
+  if (auto problem = read_options(parsed, options); !problem.empty()) return usage_error(spec, err, problem);
+  Run run(options);
   std::vector<char> buffer(1 << 20);  // shared by every file: one allocation, not one per file
-  for (const auto& path : expand(options.paths)) {
-    const bool ok = path == "-" ? analyze_stream(std::cin, "-", result, correlator, err, stacks ? &*stacks : nullptr, &lock_time)
-                                : read_file(path, buffer, result, correlator, stacks ? &*stacks : nullptr, err, lock_time);
+  for (const auto& path : report::expand_inputs(options.paths)) {
+    const bool ok = path == "-" ? report::analyze_stream(std::cin, "-", run.result, run.correlator, err, &run.lock_time, run.keep())
+                                : read_file(path, buffer, run, err);
     if (!ok) return 2;
   }
-  if (result.dump_input.empty()) {
+  if (run.result.dump_input.empty()) {
     err << "lockwatch analyze: no thread dump in the input\n";
     return 1;
   }
-  if (stacks) {
-    out << html_report(options.paths, result, correlator, *stacks);
+  if (run.stacks) {
+    out << html_report(options.paths, run);
     return 0;
   }
-  result.report = correlator.report();
-  result.lock_time = lock_time.report();
-  out << (options.format == Format::json ? report::render_json(result) : report::render_text(result));
+  run.result.report = run.correlator.report();
+  run.result.lock_time = run.lock_time.report();
+  out << (options.format == Format::json ? report::render_json(run.result) : report::render_text(run.result));
   return 0;
 }
 

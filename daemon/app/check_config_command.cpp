@@ -9,17 +9,16 @@
 namespace lockwatch::app {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: lockwatch check-config FILE\n"
+constexpr CommandSpec spec{
+    "check-config",
+    "check a YAML configuration file; every problem as FILE:LINE:COL: message",
+    "FILE",
     "  Reads a YAML configuration file as 'lockwatch run --config FILE' would and reports every\n"
     "  problem as FILE:LINE:COL: message, and the web config file it names the same way.\n"
     "  Exit codes: 0 valid, 1 invalid, 2 usage.\n"
-    "  The keys and their defaults: docs/configuration.md.\n";
-
-int usage_error(std::ostream& err, const std::string& problem) {
-  err << "lockwatch check-config: " << problem << "\n" << usage;
-  return 2;
-}
+    "  The keys and their defaults: docs/configuration.md.\n",
+    {},
+};
 
 int invalid(std::ostream& err, const std::string& path, const std::vector<config::ConfigError>& errors) {
   for (const auto& e : errors) err << config::to_string(e) << "\n";
@@ -29,15 +28,15 @@ int invalid(std::ostream& err, const std::string& path, const std::vector<config
 
 }  // namespace
 
+const CommandSpec& check_config_spec() { return spec; }
+
 int run_check_config(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) return usage_error(err, args.empty() ? "no file given" : "one file at a time");
-  // A leading '-' is an option we do not have; "./-x" still names such a file.
-  if (args[0].starts_with("-")) return usage_error(err, "unknown option " + std::string(args[0]));
-  const std::string path(args[0]);
+  ParsedArgs parsed;
+  if (auto code = read_args(spec, args, parsed, out, err)) return *code;
+  // A file named like an option is still reachable: "./-x", or "--" before it.
+  if (parsed.operands.size() != 1)
+    return usage_error(spec, err, parsed.operands.empty() ? "no file given" : "one file at a time");
+  const std::string path(parsed.operands.front());
   auto result = config::load_config_file(path);
   if (!result.ok()) return invalid(err, path, result.errors);
   // The web config it names is part of what `run` reads (its certificates are loaded only at start).

@@ -6,7 +6,12 @@
 #include <span>
 #include <string_view>
 
+#include "flags.hpp"
+
 namespace lockwatch::app {
+
+/// Its flags and help.
+const CommandSpec& check_config_spec();
 
 /// Loads FILE like the daemon does. Exit codes: 0 valid ("FILE: ok" and the effective
 /// settings on `out`), 1 invalid (every error as FILE:LINE:COL: message on `err`), 2 usage.

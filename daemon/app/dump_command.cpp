@@ -11,38 +11,43 @@
 namespace lockwatch::app {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: lockwatch dump --pid PID [--backend attach|jstack] [--format print|json] [--locks] [--timeout DURATION]\n"
+constexpr FlagSpec flag_table[] = {
+    {"--pid", "PID", "the JVM's process id", false, true},
+    {"--backend", "attach|jstack", "attach (the default): the attach protocol; jstack: the JDK's tool"},
+    {"--format", "print|json", "print (the default): Thread.print's text; json (attach, JDK 21+)"},
+    {"--locks", "", "add j.u.c. lock owners (Thread.print -l)"},
+    {"--timeout", "DURATION", "give up after this long, the whole dump (default 10s)"},
+};
+
+constexpr CommandSpec spec{
+    "dump",
+    "print one thread dump of a running JVM (like jstack; attach is safe and ~100x cheaper)",
+    "",
     "  Prints one thread dump of a running JVM, like jstack. attach (the default) speaks the\n"
     "  JVM's attach protocol directly; jstack runs the JDK's tool. --locks adds j.u.c. lock\n"
     "  owners, which walks the whole heap while the JVM is stopped: use it sparingly.\n"
     "  --format json (attach, JDK 21+) prints the JVM's JSON dump (Thread.dump_to_file), which\n"
-    "  lists virtual threads too; print (the default) is Thread.print's text.\n";
+    "  lists virtual threads too; print (the default) is Thread.print's text.\n",
+    flag_table,
+};
 
 struct Options {
-  int pid = 0;
   bool jstack = false;
   sampling::DumpRequest request;
 };
 
-std::string parse_args(std::span<const std::string_view> args, Options& o) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto a = args[i];
-    const auto value = i + 1 < args.size() ? args[i + 1] : std::string_view{};
-    if (a == "--locks") {
+// The values of the flags the table let through; an error message, or "" when they are good.
+std::string read_options(const ParsedArgs& args, Options& o) {
+  for (const auto& [flag, value] : args.flags) {
+    if (flag->name == "--locks") {
       o.request.locks = true;
-      continue;
-    }
-    if (a != "--pid" && a != "--backend" && a != "--timeout" && a != "--format") return "unknown option " + std::string(a);
-    if (value.empty()) return std::string(a) + " needs a value";
-    ++i;
-    if (a == "--pid") {
+    } else if (flag->name == "--pid") {
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), o.request.pid);
       if (ec != std::errc{} || ptr != value.data() + value.size() || o.request.pid <= 0) return "--pid takes a process id";
-    } else if (a == "--backend") {
+    } else if (flag->name == "--backend") {
       if (value != "attach" && value != "jstack") return "--backend takes attach or jstack";
       o.jstack = value == "jstack";
-    } else if (a == "--format") {
+    } else if (flag->name == "--format") {
       if (value != "print" && value != "json") return "--format takes print or json";
       o.request.form = value == "json" ? sampling::DumpForm::json : sampling::DumpForm::print;
     } else {
@@ -53,21 +58,18 @@ std::string parse_args(std::span<const std::string_view> args, Options& o) {
   }
   if (o.jstack && o.request.form == sampling::DumpForm::json) return "--format json needs --backend attach";
   if (o.request.locks && o.request.form == sampling::DumpForm::json) return "--locks applies to --format print only";
-  return o.request.pid > 0 ? "" : "--pid is required";
+  return "";
 }
 
 }  // namespace
 
+const CommandSpec& dump_spec() { return spec; }
+
 int run_dump(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
+  ParsedArgs parsed;
+  if (auto code = read_args(spec, args, parsed, out, err)) return *code;
   Options o;
-  if (auto problem = parse_args(args, o); !problem.empty()) {
-    err << "lockwatch dump: " << problem << "\n" << usage;
-    return 2;
-  }
+  if (auto problem = read_options(parsed, o); !problem.empty()) return usage_error(spec, err, problem);
   const auto result = o.jstack ? sampling::jstack_dump(o.request, sampling::find_jstack())
                                : sampling::attach_dump(o.request);
   if (result.outcome != sampling::Outcome::ok) {

@@ -8,50 +8,55 @@
 #include "analyze_command.hpp"
 #include "check_config_command.hpp"
 #include "dump_command.hpp"
+#include "flags.hpp"
 #include "run_command.hpp"
 
 namespace {
 
-constexpr std::string_view usage =
-    "usage: lockwatch <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  analyze [--format text|json] FILE|DIR...   contended locks, holders, deadlocks and pools\n"
-    "                                             in saved thread dumps (jstack, jcmd, SIGQUIT\n"
-    "                                             output, Thread.dump_to_file), read as a sequence\n"
-    "  dump --pid PID [--backend attach|jstack]    print one thread dump of a running JVM\n"
-    "       [--locks] [--timeout DURATION]          (like jstack; attach is safe and ~100x cheaper)\n"
-    "  check-config FILE                          check a YAML configuration file; every problem\n"
-    "                                             as FILE:LINE:COL: message (docs/configuration.md)\n"
-    "  run [--config FILE] [--pid PID]...          the daemon: samples JVMs, serves /metrics and\n"
-    "      [--match REGEX] [--interval DURATION]    an API, keeps incident evidence\n"
-    "      [--listen HOST:PORT] [--ring-size N]\n"
-    "  version                                    print the version\n"
-    "\n"
-    "Run 'lockwatch <command> --help' for the options of a command.\n";
+using lockwatch::app::CommandSpec;
+
+struct Subcommand {
+  const CommandSpec& spec;
+  int (*run)(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+};
+
+constexpr CommandSpec version_spec{"version", "print the version", "", "", {}};
+
+// `lockwatch --help`, from the same tables as each command's own --help.
+std::string overview(std::span<const Subcommand> commands) {
+  std::vector<const CommandSpec*> specs;
+  for (const auto& c : commands) specs.push_back(&c.spec);
+  specs.push_back(&version_spec);
+  return lockwatch::app::overview_text(specs);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace app = lockwatch::app;
+  const Subcommand commands[] = {
+      {app::analyze_spec(), app::run_analyze},
+      {app::dump_spec(), app::run_dump},
+      {app::check_config_spec(), app::run_check_config},
+      {app::run_spec(), app::run_daemon},
+  };
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::cerr << usage;
+    std::cerr << overview(commands);
     return 2;
   }
   const auto command = args.front();
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
-  if (command == "analyze") return lockwatch::app::run_analyze(rest, std::cout, std::cerr);
-  if (command == "dump") return lockwatch::app::run_dump(rest, std::cout, std::cerr);
-  if (command == "check-config") return lockwatch::app::run_check_config(rest, std::cout, std::cerr);
-  if (command == "run") return lockwatch::app::run_daemon(rest, std::cout, std::cerr);
+  for (const auto& c : commands)
+    if (command == c.spec.name) return c.run(rest, std::cout, std::cerr);
   if (command == "version" || command == "--version") {
     std::cout << "lockwatch " << LOCKWATCH_VERSION << "\n";
     return 0;
   }
   if (command == "help" || command == "--help" || command == "-h") {
-    std::cout << usage;
+    std::cout << overview(commands);
     return 0;
   }
-  std::cerr << "lockwatch: unknown command '" << command << "'\n" << usage;
+  std::cerr << "lockwatch: unknown command '" << command << "'\n" << overview(commands);
   return 2;
 }

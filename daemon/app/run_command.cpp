@@ -17,14 +17,28 @@
 namespace lockwatch::app {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: lockwatch run [--config FILE] [--pid PID]... [--match REGEX] [--interval DURATION]\n"
-    "                     [--listen HOST:PORT] [--ring-size N] [--backend attach|jstack]\n"
-    "                     [--incident-dir DIR] [--log-level LEVEL] [--web.config.file FILE]\n"
+constexpr FlagSpec flag_table[] = {
+    {"--config", "FILE", "the YAML config file (docs/configuration.md); without it, the defaults"},
+    {"--pid", "PID", "a JVM to watch; the flags' pids replace the file's targets.pids", true},
+    {"--match", "REGEX", "watch the JVMs whose command line matches (targets.match)"},
+    {"--interval", "DURATION", "time between samples of a target (interval)"},
+    {"--listen", "HOST:PORT", "the HTTP endpoint's address (listen)"},
+    {"--ring-size", "N", "samples kept per target (ring.samples)"},
+    {"--backend", "attach|jstack", "how dumps are taken (backend)"},
+    {"--incident-dir", "DIR", "where incident evidence is written (incidents.directory)"},
+    {"--log-level", "LEVEL", "trace, debug, info, warn, error or off (log.level)"},
+    {"--web.config.file", "FILE", "TLS and basic auth for the HTTP endpoint, node_exporter's format"},
+};
+
+constexpr CommandSpec spec{
+    "run",
+    "the daemon: samples JVMs, serves /metrics and an API, keeps incident evidence",
+    "",
     "  Samples the JVMs on this machine (or the given ones) and serves metrics and an API.\n"
     "  Flags override the config file; with no PID, match or config every JVM is watched.\n"
-    "  --web.config.file: TLS and basic auth for the HTTP endpoint (node_exporter's format).\n"
-    "  SIGHUP reloads the config file and the web config file; SIGTERM or SIGINT stops.\n";
+    "  SIGHUP reloads the config file and the web config file; SIGTERM or SIGINT stops.\n",
+    flag_table,
+};
 
 struct Flags {
   std::string config_file;
@@ -70,23 +84,21 @@ const std::map<std::string_view, Setter>& setters() {
   return table;
 }
 
-std::string parse_flags(std::span<const std::string_view> args, Flags& flags) {
+// The flags as overrides of the file, in command-line order; a bad value is a usage error.
+std::string read_flags(const ParsedArgs& args, Flags& flags) {
   bool pids_given = false;
-  for (std::size_t i = 0; i < args.size(); i += 2) {
-    const std::string name(args[i]);
-    if (i + 1 >= args.size()) return name + " needs a value";
-    const std::string value(args[i + 1]);
-    if (name == "--config") {
+  for (const auto& [flag, given] : args.flags) {
+    const std::string value(given);
+    if (flag->name == "--config") {
       flags.config_file = value;
       continue;
     }
-    auto it = setters().find(name);
-    if (it == setters().end()) return "unknown option " + name;
-    if (name == "--pid" && !std::exchange(pids_given, true))  // the flags' pids replace the file's
+    const auto& set = setters().at(flag->name);  // every flag of the table but --config has one
+    if (flag->name == "--pid" && !std::exchange(pids_given, true))  // the flags' pids replace the file's
       flags.overrides.push_back([](config::Config& c) { return c.targets.pids.clear(), std::string(); });
     config::Config scratch;  // a bad value is a usage error now, not a failed start later
-    if (auto e = it->second(scratch, value); !e.empty()) return e;
-    flags.overrides.push_back([set = it->second, value](config::Config& c) { return set(c, value); });
+    if (auto e = set(scratch, value); !e.empty()) return e;
+    flags.overrides.push_back([set, value](config::Config& c) { return set(c, value); });
   }
   return "";
 }
@@ -126,10 +138,13 @@ std::string metrics_url(const config::Config& c, std::uint16_t port) {
 
 }  // namespace
 
+const CommandSpec& run_spec() { return spec; }
+
 int run_daemon(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) return out << usage, 0;
+  ParsedArgs parsed;
+  if (auto code = read_args(spec, args, parsed, out, err)) return *code;
   Flags flags;
-  if (auto e = parse_flags(args, flags); !e.empty()) return err << "lockwatch run: " << e << "\n" << usage, 2;
+  if (auto e = read_flags(parsed, flags); !e.empty()) return usage_error(spec, err, e);
   std::string error;
   auto config = effective(flags, error);
   if (!config) return err << error, 1;

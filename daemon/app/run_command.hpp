@@ -6,7 +6,12 @@
 #include <span>
 #include <string_view>
 
+#include "flags.hpp"
+
 namespace lockwatch::app {
+
+/// Its flags and help.
+const CommandSpec& run_spec();
 
 /// Runs until SIGTERM/SIGINT. Exit codes: 0 stopped cleanly, 1 could not start (bad
 /// config, address in use), 2 usage.

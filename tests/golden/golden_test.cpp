@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analyze_command.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
+#include "lockwatch/report/analyze_input.hpp"
 #include "lockwatch/report/analyze_report.hpp"
 #include "test_support.hpp"
 
@@ -35,7 +35,7 @@ std::string sequence_report(const std::vector<fs::path>& files, const fs::path& 
   std::ostringstream err;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
-    app::analyze_stream(in, fs::relative(f, base).generic_string(), result, correlator, err);
+    report::analyze_stream(in, fs::relative(f, base).generic_string(), result, correlator, err);
   }
   result.report = correlator.report();
   return err.str() + report::render_text(result);

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analyze_command.hpp"
 #include "lockwatch/model/canonical.hpp"
+#include "lockwatch/report/analyze_input.hpp"
 
 namespace lockwatch::test {
 
@@ -51,7 +51,7 @@ std::vector<fs::path> files_below(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path());
   std::sort(files.begin(), files.end(),
-            [](const fs::path& a, const fs::path& b) { return app::natural_less(a.generic_string(), b.generic_string()); });
+            [](const fs::path& a, const fs::path& b) { return report::natural_less(a.generic_string(), b.generic_string()); });
   return files;
 }
 

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The YAML config: defaults, every key, each kind of error at its line and column, check-config.
+// The YAML config: defaults, every key, each kind of error at its line and column.
+// `lockwatch check-config` itself: check_config_command_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <sstream>
 
-#include "check_config_command.hpp"
 #include "lockwatch/config/load.hpp"
 #include "lockwatch/config/units.hpp"
 #include "test_support.hpp"
@@ -49,19 +48,6 @@ std::string temp_file(const std::string& name, std::string_view text) {
   const auto path = std::filesystem::temp_directory_path() / ("lockwatch-config-test-" + name);
   test::write_file(path, text);
   return path.string();
-}
-
-struct Run {
-  int code = 0;
-  std::string out, err;
-};
-
-Run check_config(std::vector<std::string_view> args) {
-  std::ostringstream out, err;
-  Run r;
-  r.code = app::run_check_config(args, out, err);
-  r.out = out.str(), r.err = err.str();
-  return r;
 }
 
 }  // namespace
@@ -482,39 +468,4 @@ TEST_CASE("deploy/lockwatch.yaml loads and documents the defaults", "[config]") 
   for (const auto& e : result.errors) FAIL_CHECK(config::to_string(e));
   REQUIRE(result.ok());
   CHECK(*result.config == Config{});  // the example states every default; keep them in step
-}
-
-TEST_CASE("check-config: ok and the effective settings, exit 0", "[config][cli]") {
-  const auto file = temp_file("cli-ok.yaml", "interval: 500ms\nbackend: jstack\n");
-  const auto r = check_config({file});
-  CHECK(r.code == 0);
-  CHECK(r.err.empty());
-  CHECK(r.out.starts_with(file + ": ok\n"));
-  CHECK(r.out.find("interval 500ms") != std::string::npos);
-  CHECK(r.out.find("backend jstack") != std::string::npos);
-  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);
-}
-
-TEST_CASE("check-config: every error on stderr as FILE:LINE:COL, exit 1", "[config][cli]") {
-  const auto file = temp_file("cli-bad.yaml", "interval: abc\nring:\n  samples: 0\n");
-  const auto r = check_config({file});
-  CHECK(r.code == 1);
-  CHECK(r.out.empty());
-  CHECK(r.err == file + ":1:11: interval: expected a duration like 200ms, 1s, 1m, 1h, got 'abc'\n" + file +
-                     ":3:12: ring.samples: must be between 1 and 100000, got 0\n" + file + ": 2 errors\n");
-
-  const auto missing = check_config({"/nonexistent/lockwatch.yaml"});
-  CHECK(missing.code == 1);
-  CHECK(missing.err.starts_with("/nonexistent/lockwatch.yaml: cannot open: "));
-}
-
-TEST_CASE("check-config: usage errors exit 2, --help exits 0", "[config][cli]") {
-  for (const auto& args : {std::vector<std::string_view>{}, {"a.yaml", "b.yaml"}, {"--strict", "a.yaml"}}) {
-    const auto r = check_config(args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find("usage: lockwatch check-config FILE") != std::string::npos);
-  }
-  const auto help = check_config({"--help"});
-  CHECK(help.code == 0);
-  CHECK(help.out.starts_with("usage: lockwatch check-config FILE"));
 }

@@ -130,12 +130,3 @@ TEST_CASE("analyze: '-' reads standard input", "[report][cli]") {
   CHECK(doc.member(*doc.root(), "dumps")->size == 1);
   CHECK(r.out.find("\"file\":\"-\"") != std::string::npos);
 }
-
-TEST_CASE("analyze: directory entries in natural order", "[report][cli]") {
-  CHECK(app::natural_less("dump-2.txt", "dump-10.txt"));
-  CHECK_FALSE(app::natural_less("dump-10.txt", "dump-2.txt"));
-  CHECK(app::natural_less("dump-02.txt", "dump-3.txt"));
-  CHECK(app::natural_less("a", "b"));
-  CHECK(app::natural_less("dump", "dump-1"));
-  CHECK_FALSE(app::natural_less("x1", "x1"));
-}

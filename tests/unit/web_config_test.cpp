@@ -3,9 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <sstream>
 
-#include "check_config_command.hpp"
 #include "lockwatch/config/load.hpp"
 #include "test_support.hpp"
 
@@ -151,27 +149,4 @@ TEST_CASE("main config: web_config_file names the web config, and the summary sa
   c.web.basic_auth_users = {{"prometheus", hash}};
   CHECK_THAT(config::summary(c), Catch::EndsWith(", web /etc/lockwatch/web.yaml (TLS13+, basic auth for 1 user)"));
   CHECK(config::summary(config::Config{}).find("web") == std::string::npos);
-}
-
-TEST_CASE("check-config: also checks the web config file that the config names", "[web][config]") {
-  const auto dir = fs::temp_directory_path() / "lockwatch-check-web-test";
-  fs::create_directories(dir);
-  const auto main = (dir / "lockwatch.yaml").string(), web = (dir / "web.yaml").string();
-  test::write_file(main, "web_config_file: " + web + "\n");
-  const auto check = [&](std::string& out, std::string& err) {
-    std::ostringstream o, e;
-    const std::vector<std::string_view> args{main};
-    const int code = app::run_check_config(args, o, e);
-    out = o.str(), err = e.str();
-    return code;
-  };
-  std::string out, err;
-  test::write_file(web, "basic_auth_users:\n  prometheus: plain\n");
-  CHECK(check(out, err) == 1);
-  CHECK_THAT(err, Catch::StartsWith(web + ":2:15: basic_auth_users.prometheus: expected a bcrypt hash"));
-  CHECK_THAT(err, Catch::EndsWith(web + ": 1 error\n"));
-  test::write_file(web, std::string("basic_auth_users:\n  prometheus: ") + hash + "\n");
-  CHECK(check(out, err) == 0);
-  CHECK_THAT(out, Catch::Contains(", web " + web + " (basic auth for 1 user)"));
-  fs::remove_all(dir);
 }
