@@ -4,6 +4,8 @@
 // --flag value; --help from each command's table.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "dump_command.hpp"
 #include "run_command.hpp"
 #include "test_support.hpp"
+
+#include <unistd.h>
 
 using namespace lockwatch;
 
@@ -118,4 +122,23 @@ TEST_CASE("commands: check-config takes a file named like an option after '--'",
   CHECK(r.code == 1);  // read as a file, not refused as an option
   CHECK(r.err.starts_with("-no-such-file.yaml: cannot open: "));
   CHECK(run(app::run_check_config, {"-no-such-file.yaml"}).first_line() == "lockwatch check-config: unknown option -no-such-file.yaml");
+}
+
+TEST_CASE("dump: a tool that exits 0 without a thread dump is parse_error, exit 1", "[cli]") {
+  // The parser decides for the CLI as for the daemon: a JAVA_HOME whose jstack prints
+  // something else must not pass as a dump.
+  const auto home = std::filesystem::temp_directory_path() / ("lockwatch-cli-jstack-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(home / "bin");
+  test::write_file(home / "bin" / "jstack", "#!/bin/sh\necho 'hello from not-jstack'\n");
+  std::filesystem::permissions(home / "bin" / "jstack", std::filesystem::perms::owner_all);
+  const char* before = std::getenv("JAVA_HOME");
+  const std::string saved = before ? before : "";
+  ::setenv("JAVA_HOME", home.c_str(), 1);
+  const auto r = run(app::run_dump, {"--pid", "1", "--backend", "jstack"});
+  if (saved.empty()) ::unsetenv("JAVA_HOME"); else ::setenv("JAVA_HOME", saved.c_str(), 1);
+  std::filesystem::remove_all(home);
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "lockwatch dump: pid 1: parse_error: jstack answered 22 bytes without a thread dump: 'hello from not-jstack '\n");
 }

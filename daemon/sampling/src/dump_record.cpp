@@ -30,4 +30,12 @@ std::string_view to_string(DumpSource source) noexcept {
   return "none";
 }
 
+std::string no_dump_error(const DumpRecord& record) {
+  std::string head = record.text.substr(0, 120);
+  for (auto& c : head)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return std::string(to_string(record.source)) + " answered " + std::to_string(record.text.size()) +
+         " bytes without a thread dump" + (head.empty() ? "" : ": '" + head + "'");
+}
+
 }  // namespace lockwatch::sampling

@@ -64,24 +64,12 @@ void TargetState::apply(ProcessingSettings settings) {
   if (auto first = ring_.first_id()) stacks_.forget_before(*first);  // smaller limits evict at once
 }
 
-namespace {
-
-// An excerpt of what came instead of a dump, for the error text.
-std::string no_dump_error(const sampling::DumpRecord& d) {
-  std::string head = d.text.substr(0, 120);
-  for (auto& c : head)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return std::string(sampling::to_string(d.source)) + " answered " + std::to_string(d.text.size()) +
-         " bytes without a thread dump" + (head.empty() ? "" : ": '" + head + "'");
-}
-
-}  // namespace
 
 std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
   using sampling::Outcome;
   metrics_.new_durations.push_back(sampling::seconds(in.elapsed));
   auto dumps = in.outcome == Outcome::ok ? parser::parse_dumps(in.text, settings_.parser) : std::vector<model::ThreadDump>{};
-  if (in.outcome == Outcome::ok && dumps.empty()) in.outcome = Outcome::parse_error, in.error = no_dump_error(in);
+  if (in.outcome == Outcome::ok && dumps.empty()) in.outcome = Outcome::parse_error, in.error = sampling::no_dump_error(in);
   std::optional<std::uint64_t> id;
   if (in.outcome == Outcome::ok) {
     id = ring_.add(in.text, in);  // the record's facts, sliced from its text

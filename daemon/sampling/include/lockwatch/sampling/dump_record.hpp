@@ -77,4 +77,8 @@ struct DumpRecord : DumpFacts {
   std::string text;                               // the dump as jstack prints it (no status line), or the JSON file
 };
 
+/// The error text for an ok record whose text the parser found no dump in (the parser
+/// decides; this only words it): "attach answered 25 bytes without a thread dump: '...'".
+std::string no_dump_error(const DumpRecord& record);
+
 }  // namespace lockwatch::sampling
