@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
 

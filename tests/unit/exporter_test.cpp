@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 
 using namespace lockwatch::exporter;
 

@@ -15,7 +15,7 @@
 #include "json_reader.hpp"
 #include "lockwatch/analysis/correlator.hpp"
 #include "lockwatch/analysis/virtual_threads.hpp"
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/service/target_state.hpp"
 #include "dump_records.hpp"

@@ -13,7 +13,7 @@
 #include <regex>
 #include <string>
 
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 #include "lockwatch/http/router.hpp"
 #include "lockwatch/http/server.hpp"
 #include "lockwatch/asio.hpp"

@@ -3,7 +3,7 @@
 // holds in progress as gauges of the latest sample.
 #include <cmath>
 
-#include "lockwatch/export/label_slots.hpp"
+#include "lockwatch/exporter/label_slots.hpp"
 #include "lockwatch/service/target_state.hpp"
 
 namespace lockwatch::service {

@@ -12,7 +12,7 @@
 #include "lockwatch/analysis/correlator.hpp"
 #include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/analysis/stacks.hpp"
-#include "lockwatch/export/target_metrics.hpp"
+#include "lockwatch/exporter/target_metrics.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/dump_record.hpp"
 #include "lockwatch/sampling/perfdata.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Exporter: turns each TargetMetrics into bounded, sanitized series, snapshots them on the
 // sampler's side and publishes the finished text for scrapes to concatenate.
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "lockwatch/export/label_slots.hpp"
-#include "lockwatch/export/label_values.hpp"
+#include "lockwatch/exporter/label_slots.hpp"
+#include "lockwatch/exporter/label_values.hpp"
 #include "prometheus_registry.hpp"
 #include "target_series.hpp"
 

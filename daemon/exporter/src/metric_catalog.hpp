@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lockwatch/export/label_slots.hpp"
-#include "lockwatch/export/target_metrics.hpp"
+#include "lockwatch/exporter/label_slots.hpp"
+#include "lockwatch/exporter/target_metrics.hpp"
 
 namespace lockwatch::exporter {
 

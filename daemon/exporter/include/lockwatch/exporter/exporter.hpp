@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockwatch/export/target_metrics.hpp"
+#include "lockwatch/exporter/target_metrics.hpp"
 
 namespace lockwatch::exporter {
 

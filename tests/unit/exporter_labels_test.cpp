@@ -2,8 +2,8 @@
 // The exporter's pure label logic: sanitizing values and bounding label sets to top K + "other".
 #include <catch2/catch.hpp>
 
-#include "lockwatch/export/label_slots.hpp"
-#include "lockwatch/export/label_values.hpp"
+#include "lockwatch/exporter/label_slots.hpp"
+#include "lockwatch/exporter/label_values.hpp"
 
 using namespace lockwatch::exporter;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Label value sanitizing: decode UTF-8, replace what cannot be shown, cut long values.
-#include "lockwatch/export/label_values.hpp"
+#include "lockwatch/exporter/label_values.hpp"
 
 #include <cstdint>
 

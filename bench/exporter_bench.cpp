@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Top-K label slots for counters (sticky) and gauges (per sample), with "other" folding.
-#include "lockwatch/export/label_slots.hpp"
+#include "lockwatch/exporter/label_slots.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "lockwatch/export/exporter.hpp"
+#include "lockwatch/exporter/exporter.hpp"
 
 using namespace lockwatch::exporter;
 
