@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What storing one sample in the ring costs (Ring::add: lines interned, the header's
 // cpu=/elapsed= numbers cut out), per sample and per byte, next to a memchr line scan of the
-// same bytes: the floor any line-based store pays.
+// same bytes: the floor any line-based store pays; and the same through Ring::Writer in the
+// chunks the daemon streams.
 //
 // Input: LOCKWATCH_BENCH_INPUT names a directory whose files are one dump each (in name
 // order), e.g. successive jstack dumps of one JVM; unset, the real-dump corpus directory.
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockwatch/store/ring.hpp"
@@ -75,9 +77,27 @@ void BM_RingAdd(benchmark::State& state) {
                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// The same samples written as the daemon streams them: 64 KiB chunks (the attach client's
+// read size) through Ring::Writer, lines split at every chunk boundary.
+void BM_RingWriter64K(benchmark::State& state) {
+  constexpr std::size_t chunk = 64 * 1024;
+  for (auto _ : state) {
+    lockwatch::store::Ring ring({samples().size() + 1, std::uint64_t{1} << 34});
+    for (const auto& s : samples()) {
+      auto writer = ring.begin();
+      for (std::size_t at = 0; at < s.size(); at += chunk) writer.append(std::string_view(s).substr(at, chunk));
+      benchmark::DoNotOptimize(ring.commit(std::move(writer), {}));
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total_bytes()));
+  state.counters["per_sample"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(samples().size()),
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Memchr_Lines)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RingAdd)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingWriter64K)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

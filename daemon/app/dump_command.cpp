@@ -74,7 +74,7 @@ int run_dump(std::span<const std::string_view> args, std::ostream& out, std::ost
   auto result = o.jstack ? sampling::jstack_dump(o.request, sampling::find_jstack()) : sampling::attach_dump(o.request);
   // Whether the text holds a dump is the parser's to say, as in the daemon (about 1 ms a MB).
   if (result.outcome == sampling::Outcome::ok && parser::parse_dumps(result.text).empty())
-    result.outcome = sampling::Outcome::parse_error, result.error = sampling::no_dump_error(result);
+    result.outcome = sampling::Outcome::parse_error, result.error = sampling::no_dump_error(result.source, result.text, result.text.size());
   if (result.outcome != sampling::Outcome::ok) {
     err << "lockwatch dump: pid " << o.request.pid << ": " << sampling::to_string(result.outcome) << ": "
         << result.error << "\n";

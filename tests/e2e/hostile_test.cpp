@@ -719,3 +719,29 @@ TEST_CASE("hostile: a real JDK 25 JVM whose replies are too_large - never left a
   const auto after = pulses().size();
   CHECK(jvm->wait_for_text("PULSE " + std::to_string(after + 2) + " ", 5s));
 }
+
+// The reply streams into the parser and the ring as it is read: a 20 000-thread honest reply
+// (7.8 MB, over a hundred 64 KiB reads) is still stored whole - every sample is the reply,
+// thread for thread - and analysed as one dump.
+TEST_CASE("hostile: control - a 20 000-thread honest reply streams into the ring whole", "[e2e][hostile]") {
+  ReapOrphans reaper;
+  Fake big({"--mode", "ok", "--threads", "20000", "--label", "big-honest"});
+  Daemon d({"--config", hostile_config("big-honest", {big.pid()}, "", "5s").string()}, true);
+  REQUIRE(until(d, [&] { return samples(scrape(d), "big-honest", "ok") >= 2; }, 60s));
+  std::set<std::uint64_t> seen;
+  const auto texts = new_samples(d, "big-honest", seen);
+  REQUIRE(texts.size() >= 2);
+  for (const auto& text : texts) {
+    CHECK(text == texts.front());  // the fake answers the same reply every time
+    std::size_t entries = 0;
+    for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+      if (text[at] == '"') ++entries;
+      if (text.find('\n', at) == std::string::npos) break;
+    }
+    CHECK(entries == 20'002);  // main, the holder and 20 000 threads blocked on it
+    CHECK(text.find("JNI global refs") != std::string::npos);  // to its last line
+  }
+  const auto scraped = scrape(d);
+  CHECK(samples(scraped, "big-honest") == samples(scraped, "big-honest", "ok"));
+  CHECK(metric(scraped, "lockwatch_lock_waiters", {target("big-honest"), "lock_class=\"Ledger\""}).value_or(-1) == 20'000.0);
+}

@@ -105,6 +105,29 @@ TEST_CASE("attach: first attach starts the listener; the dump has jstack's threa
   }
 }
 
+TEST_CASE("attach: with a text sink the dump streams there and the record keeps none", "[attach][jvm]") {
+  for (const auto& jdk : jdks()) {
+    INFO(jdk.name);
+    auto jvm = start_jvm(jdk, {}, "MonitorContention");
+    sampling::DumpRequest request;
+    request.pid = jvm->pid();
+    request.timeout = 20s;
+    std::string sunk;
+    std::size_t chunks = 0;
+    request.on_text = [&](std::string_view chunk) { sunk.append(chunk), ++chunks; };
+    const auto streamed = sampling::attach_dump(request);
+    INFO(streamed.error);
+    REQUIRE(streamed.outcome == Outcome::ok);
+    CHECK(streamed.text.empty());
+    CHECK(chunks >= 1);
+    CHECK(sunk.find("0\n") != 0);  // the status line is not part of the text
+    CHECK(sunk.find("Full thread dump") != std::string::npos);
+    const auto whole = dump(jvm->pid());
+    REQUIRE(whole.outcome == Outcome::ok);
+    CHECK(java_threads(sunk) == java_threads(whole.text));
+  }
+}
+
 TEST_CASE("attach: -l adds lock owners; -l is opt-in", "[attach][jvm]") {
   const auto jdk = jdks().front();
   auto jvm = start_jvm(jdk, {}, "ReentrantLockPool");

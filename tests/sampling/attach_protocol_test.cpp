@@ -156,6 +156,38 @@ TEST_CASE("bounded reply: bytes and thread entries are bounded on any split", "[
   }
 }
 
+TEST_CASE("bounded reply: streamed to a sink, every byte goes there once and none is kept", "[attach][protocol]") {
+  const std::string reply = "Full thread dump x:\n\n\"a\" #1 prio=5\n\tat X.y(X.java:1)\n\n\"b\" #2 prio=5\n\n\"c\" #3\n";
+  for (std::size_t split = 0; split <= reply.size(); ++split) {
+    INFO("split at " << split);
+    for (std::size_t kept_first = 0; kept_first <= split; kept_first += 7) {
+      BoundedReply streamed({reply.size(), 3});
+      std::string sunk;
+      CHECK(streamed.append(std::string_view(reply).substr(0, kept_first)));  // kept until the sink is set
+      streamed.stream_to([&](std::string_view chunk) { sunk.append(chunk); });
+      CHECK(streamed.streaming());
+      CHECK(streamed.text().empty());
+      CHECK(streamed.append(std::string_view(reply).substr(kept_first, split - kept_first)));
+      CHECK(streamed.append(std::string_view(reply).substr(split)));
+      CHECK(sunk == reply);
+      CHECK(streamed.text().empty());
+      CHECK(streamed.threads() == 3);
+      CHECK(streamed.bytes() == reply.size());
+    }
+    // Past a bound nothing more reaches the sink.
+    BoundedReply few_threads({reply.size(), 2});
+    std::string sunk;
+    few_threads.stream_to([&](std::string_view chunk) { sunk.append(chunk); });
+    few_threads.append(std::string_view(reply).substr(0, split));
+    few_threads.append(std::string_view(reply).substr(split));
+    CHECK(few_threads.over() == BoundedReply::Over::threads);
+    CHECK(sunk.size() < reply.size());
+    const auto before = sunk.size();
+    CHECK_FALSE(few_threads.append("\"d\" #4\n"));
+    CHECK(sunk.size() == before);
+  }
+}
+
 TEST_CASE("bounded reply: an endless stream never holds more than the bound", "[attach][protocol][security]") {
   BoundedReply reply({1 << 20, 50'000});
   const std::string chunk(64 * 1024, 'x');  // one endless line

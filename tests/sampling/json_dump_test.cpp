@@ -201,6 +201,34 @@ TEST_CASE("json dump: a JVM whose /tmp is read-only is a labelled outcome, Threa
   CHECK(print.outcome == Outcome::ok);
 }
 
+TEST_CASE("json dump: with a text sink the file streams there; a refusal keeps its message", "[json][jvm]") {
+  std::string sunk;
+  sampling::DumpRequest request;
+  request.timeout = 30s;
+  request.form = DumpForm::json;
+  request.on_text = [&](std::string_view chunk) { sunk.append(chunk); };
+  {
+    auto jvm = start(java_argv(jdk17_home, "jdk17", {"-Xmx64m"}, "MonitorContention", {"120"}));
+    request.pid = jvm->pid();
+    const auto refused = sampling::attach_dump(request);
+    CHECK(refused.outcome == Outcome::dump_file_failed);
+    CHECK(refused.error.find("Unknown diagnostic command") != std::string::npos);
+    CHECK(sunk.empty());  // an error reply is no dump: it never reaches the sink
+  }
+  REQUIRE_JDK25();
+  auto jvm = start(java_argv(jdk25_home, "jdk25", {"-Xmx64m"}, "VirtualThreads", {"120"}));
+  request.pid = jvm->pid();
+  const auto r = sampling::attach_dump(request);
+  INFO(r.error);
+  REQUIRE(r.outcome == Outcome::ok);
+  CHECK(r.text.empty());
+  const auto dumps = parser::parse_dumps(sunk);
+  REQUIRE(dumps.size() == 1);
+  CHECK(dumps[0].format == model::DumpFormat::dump_to_file_json);
+  CHECK(count_virtual(dumps[0], "metrics-vt-", model::ThreadState::blocked) >= 2);
+  CHECK(ours_in(our_dir) == 0);
+}
+
 TEST_CASE("json dump: a JDK 17 JVM refuses the command cleanly and keeps its Thread.print", "[json][jvm][jdk17]") {
   auto jvm = start(java_argv(jdk17_home, "jdk17", {"-Xmx64m"}, "MonitorContention", {"120"}));
   const auto r = dump(jvm->pid(), DumpForm::json);

@@ -147,3 +147,130 @@ TEST_CASE("ring: a sample keeps its dump record's facts as they were delivered",
   CHECK(sampling::unix_seconds(info->dump.started) == 1.7e9);
   CHECK(ring.list().back().dump.source == sampling::DumpSource::jstack);
 }
+
+namespace {
+
+// Appends `text` in pieces of `step` bytes (the last one shorter).
+store::Ring::Writer written_in_pieces(store::Ring& ring, std::string_view text, std::size_t step) {
+  auto writer = ring.begin();
+  for (std::size_t at = 0; at < text.size(); at += step) writer.append(text.substr(at, step));
+  return writer;
+}
+
+}  // namespace
+
+TEST_CASE("ring writer: any split of a real dump keeps the same text and costs the same bytes", "[store][ring]") {
+  auto files = real_dumps();
+  if (files.empty()) WARN("SKIPPED: no corpus at " << test::corpus_dir());
+  if (files.size() > 40) files.resize(40);  // a spread of sources; every split below runs on each
+  for (const auto& f : files) {
+    INFO(f);
+    const auto text = test::read_file(f);
+    store::Ring whole({600, std::uint64_t{1} << 40});
+    const auto whole_id = whole.add(text, {});
+    REQUIRE(whole_id);
+    // Splits inside lines, at every byte near the start, and one piece per line's worth.
+    for (const std::size_t step : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4093}, text.size() + 1}) {
+      INFO("step " << step);
+      store::Ring streamed({600, std::uint64_t{1} << 40});
+      auto writer = written_in_pieces(streamed, text, step);
+      CHECK(writer.bytes() == text.size());
+      const auto id = streamed.commit(std::move(writer), {});
+      REQUIRE(id);
+      CHECK(streamed.text(*id) == text);
+      CHECK(streamed.bytes() == whole.bytes());
+      CHECK(streamed.info(*id)->text_bytes == text.size());
+    }
+  }
+}
+
+TEST_CASE("ring writer: the split falls at every byte of a small dump without changing it", "[store][ring]") {
+  const std::string text =
+      "Full thread dump x:\n\n\"main\" #1 prio=5 cpu=1.25ms elapsed=3.50s tid=0x1 nid=0x2 runnable\n"
+      "   java.lang.Thread.State: RUNNABLE\n\tat A.b(A.java:1)\n\r\n\"t\" #2 cpu=0.5ms\nno newline at the end";
+  store::Ring whole;
+  const auto expected = *whole.text(*whole.add(text, {}));
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    INFO("cut " << cut);
+    store::Ring ring;
+    auto writer = ring.begin();
+    writer.append(std::string_view(text).substr(0, cut));
+    writer.append(std::string_view(text).substr(cut));
+    const auto id = ring.commit(std::move(writer), {});
+    REQUIRE(id);
+    CHECK(ring.text(*id) == expected);
+    CHECK(ring.bytes() == whole.bytes());
+  }
+}
+
+TEST_CASE("ring writer: an abandoned sample leaves the ring as it was", "[store][ring]") {
+  const auto a = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
+  const auto b = test::read_file(test::captured_dir() / "jdk25" / "ReentrantLockPool" / "dump-2.txt");
+  store::Ring ring({600, std::uint64_t{1} << 40});
+  const auto kept = *ring.add(a, {});
+  const auto bytes_before = ring.bytes();
+  SECTION("destroyed uncommitted") {
+    auto writer = written_in_pieces(ring, b, 1000);
+    CHECK(ring.bytes() > bytes_before);  // it holds pool entries while it is open
+  }
+  SECTION("abandoned explicitly, then committed: refused") {
+    auto writer = written_in_pieces(ring, b, 1000);
+    writer.abandon();
+    CHECK(writer.given_up());
+    CHECK_FALSE(writer.append("more\n"));
+    CHECK_FALSE(ring.commit(std::move(writer), {}));
+    CHECK(ring.refused() == 1);
+  }
+  SECTION("open while the ring evicts: the eviction frees the old sample only") {
+    auto writer = written_in_pieces(ring, b.substr(0, b.size() / 2), 1000);
+    ring.add(with_times(a, 5, 5), {});
+    ring.set_limits({1, std::uint64_t{1} << 40});  // evicts the first sample, the writer's lines stay
+    CHECK(ring.size() == 1);
+    CHECK_FALSE(ring.text(kept));
+    writer.append(b.substr(b.size() / 2));
+    const auto id = ring.commit(std::move(writer), {});
+    REQUIRE(id);
+    CHECK(ring.text(*id) == b);
+    store::Ring fresh({600, std::uint64_t{1} << 40});
+    fresh.add(b, {});
+    CHECK(ring.bytes() == fresh.bytes());
+    return;
+  }
+  CHECK(ring.size() == 1);
+  CHECK(ring.bytes() == bytes_before);
+  CHECK(ring.text(kept) == a);
+}
+
+TEST_CASE("ring writer: gives up where add() does, and releases what it took", "[store][ring][security]") {
+  const std::uint64_t limit = 256 * 1024;
+  std::string huge = "Full thread dump x:\n\n";
+  for (int i = 0; i < 40'000; ++i) huge += "\"t" + std::to_string(i) + "\" #" + std::to_string(i) + " prio=5\n\n";
+  store::Ring ring({600, limit});
+  const auto small = test::read_file(real_dumps().front());
+  REQUIRE(ring.add(small, {}));
+  const auto bytes_before = ring.bytes();
+  auto writer = ring.begin();
+  std::size_t appended = 0;
+  while (appended < huge.size() && writer.append(std::string_view(huge).substr(appended, 4096))) appended += 4096;
+  CHECK(writer.given_up());
+  CHECK(appended < huge.size());             // it stopped before the end of the text
+  CHECK(ring.bytes() == bytes_before);       // and holds nothing from the moment it gave up
+  CHECK_FALSE(ring.commit(std::move(writer), {}));
+  CHECK(ring.refused() == 1);
+  // The same text whole is refused as well, and a line longer than the bound is not carried.
+  CHECK_FALSE(ring.add(huge, {}));
+  auto endless = ring.begin();
+  const std::string piece(64 * 1024, 'x');
+  int pieces = 0;
+  while (endless.append(piece) && pieces < 100) ++pieces;
+  CHECK(pieces <= static_cast<int>(limit / piece.size()));
+  CHECK(ring.bytes() == bytes_before);
+  CHECK(ring.text(ring.list().front().id) == small);
+}
+
+TEST_CASE("ring writer: a writer of another ring is refused", "[store][ring]") {
+  store::Ring a, b;
+  auto writer = a.begin();
+  writer.append("Full thread dump x:\n");
+  CHECK_THROWS_AS(b.commit(std::move(writer), {}), std::invalid_argument);
+}

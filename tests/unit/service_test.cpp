@@ -224,3 +224,152 @@ TEST_CASE("incident: one incident never exceeds the disk budget; the newest dump
   CHECK_FALSE(fs::exists(written.path / "dump-0003.txt"));
   fs::remove_all(p.directory);
 }
+
+namespace {
+
+// Real dumps of both forms: the captured scenarios (text and JSON) and the JSON files of
+// each JDK's dump_to_file.
+std::vector<fs::path> real_dump_files() {
+  std::vector<fs::path> out;
+  for (const auto& f : test::files_below(test::captured_dir()))
+    if (f.filename().string().starts_with("dump-") || f.extension() == ".json") out.push_back(f);
+  for (const auto& f : test::files_below(test::source_dir() / "tests" / "unit" / "data" / "dump_to_file")) out.push_back(f);
+  return out;
+}
+
+// The record the attach backend delivers when its text went to the sink: the text fed in
+// pieces of `step` bytes, then the record without it.
+std::optional<std::uint64_t> add_streamed(service::TargetState& t, std::string_view text, std::size_t step, double time) {
+  t.begin_stream();
+  for (std::size_t at = 0; at < text.size(); at += step) t.feed_stream(text.substr(at, step));
+  return t.add_dump(test::ok_dump({}, time, 0.05));
+}
+
+}  // namespace
+
+TEST_CASE("target state: a streamed sample is the sample its whole text makes", "[service][stream]") {
+  for (const std::size_t step : {std::size_t{13}, std::size_t{64 * 1024}}) {
+    std::map<fs::path, std::vector<std::string>> by_dir;
+    for (const auto& f : real_dump_files()) by_dir[f.parent_path()].push_back(test::read_file(f));
+    REQUIRE(by_dir.size() > 10);
+    for (const auto& [dir, dumps] : by_dir) {
+      INFO(dir << " step " << step);
+      service::TargetState whole("Shop", {}), streamed("Shop", {});
+      double time = 1'700'000'000;
+      for (const auto& d : dumps) {
+        time += 1;
+        const auto a = whole.add_dump(test::ok_dump(d, time, 0.05));
+        const auto b = add_streamed(streamed, d, step, time);
+        CHECK(streamed.last_outcome() == whole.last_outcome());
+        CHECK(streamed.last_error() == whole.last_error());
+        REQUIRE(a.has_value() == b.has_value());
+        CHECK_FALSE(streamed.streaming());
+        if (a) CHECK(streamed.ring().text(*b) == whole.ring().text(*a));
+        REQUIRE(whole.last_evidence().has_value() == streamed.last_evidence().has_value());
+        if (whole.last_evidence()) {
+          CHECK(streamed.last_evidence()->jdk_major == whole.last_evidence()->jdk_major);
+          CHECK(streamed.last_evidence()->virtual_threads == whole.last_evidence()->virtual_threads);
+        }
+      }
+      CHECK(streamed.ring().bytes() == whole.ring().bytes());
+      const auto ms = streamed.take_metrics(), mw = whole.take_metrics();
+      CHECK(ms.totals.samples == mw.totals.samples);
+      CHECK(ms.totals.samples_by_form == mw.totals.samples_by_form);
+      CHECK(ms.totals.wait_observations == mw.totals.wait_observations);
+      CHECK(ms.totals.holder_observations == mw.totals.holder_observations);
+      CHECK(ms.totals.holder_resolution == mw.totals.holder_resolution);
+      CHECK(ms.totals.wait_microseconds == mw.totals.wait_microseconds);
+      REQUIRE(ms.latest.has_value() == mw.latest.has_value());
+      if (mw.latest) {
+        CHECK(ms.latest->threads_by_state == mw.latest->threads_by_state);
+        CHECK(ms.latest->virtual_threads_by_state == mw.latest->virtual_threads_by_state);
+        CHECK(ms.latest->lock_waiters == mw.latest->lock_waiters);
+        CHECK(ms.latest->pool_threads == mw.latest->pool_threads);
+      }
+      CHECK(streamed.stacks().samples() == whole.stacks().samples());
+      CHECK(streamed.stacks().distinct_stacks() == whole.stacks().distinct_stacks());
+    }
+  }
+}
+
+TEST_CASE("target state: a reply that fails mid-stream leaves no partial sample and frees the stream", "[service][stream]") {
+  const auto dumps = scenario_dumps("jdk17", "MonitorContention");
+  REQUIRE(dumps.size() == 3);
+  auto t = fed({dumps[0]});
+  const auto bytes_before = t.ring().bytes();
+  const auto half = std::string_view(dumps[1]).substr(0, dumps[1].size() / 2);
+
+  SECTION("timeout after half the text") {
+    t.begin_stream();
+    t.feed_stream(half);
+    CHECK(t.ring().bytes() > bytes_before);  // the open stream holds what it interned
+    t.add_dump(test::dump_record(sampling::Outcome::timeout, {}, 3e9, 10, "no reply within 10 s"));
+    CHECK(t.last_outcome() == sampling::Outcome::timeout);
+  }
+  SECTION("too_large: the backend gave up on the reply's bounds") {
+    t.begin_stream();
+    t.feed_stream(half);
+    t.add_dump(test::dump_record(sampling::Outcome::too_large, {}, 3e9, 1, "the reply passed limits.max_reply_bytes"));
+    CHECK(t.last_outcome() == sampling::Outcome::too_large);
+  }
+  SECTION("a new dump's stream abandons one left open") {
+    t.begin_stream();
+    t.feed_stream(half);
+    t.begin_stream();
+    CHECK(t.ring().bytes() == bytes_before);
+    t.abandon_stream();
+  }
+  SECTION("a record with its own text replaces an open stream") {
+    t.begin_stream();
+    t.feed_stream("garbage that is not the record's text\n");
+    const auto id = t.add_dump(test::ok_dump(dumps[1], 3e9, 0.05));
+    REQUIRE(id);
+    CHECK(t.ring().text(*id) == dumps[1]);
+    CHECK(t.ring().size() == 2);
+    return;
+  }
+  CHECK_FALSE(t.streaming());
+  CHECK(t.ring().size() == 1);
+  CHECK(t.ring().bytes() == bytes_before);
+}
+
+TEST_CASE("target state: a streamed sample past ring.max_bytes is refused as too_large", "[service][stream]") {
+  service::ProcessingSettings settings;
+  settings.ring.max_bytes = 64 * 1024;
+  const auto small = scenario_dumps("jdk17", "LatchWait").front();
+  auto t = fed({small}, settings);
+  const auto bytes_before = t.ring().bytes();
+  std::string huge = "Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode, sharing):\n\n";
+  for (int i = 0; i < 20'000; ++i)
+    huge += "\"t" + std::to_string(i) + "\" #" + std::to_string(i + 20) + " prio=5 os_prio=0 tid=0x1 nid=0x2 runnable\n"
+            "   java.lang.Thread.State: RUNNABLE\n\tat A.m" + std::to_string(i) + "(A.java:1)\n\n";
+  REQUIRE(huge.size() > 4 * settings.ring.max_bytes);
+  CHECK_FALSE(add_streamed(t, huge, 64 * 1024, 3e9));
+  CHECK(t.last_outcome() == sampling::Outcome::too_large);
+  CHECK(t.last_error() == "a sample of " + std::to_string(huge.size()) + " bytes does not fit ring.max_bytes (65536 bytes) on its own: not kept");
+  CHECK(t.ring().size() == 1);
+  CHECK(t.ring().bytes() == bytes_before);
+  CHECK_FALSE(t.streaming());
+}
+
+TEST_CASE("form evidence from the parsed dump is what the text search finds", "[service][dump_form]") {
+  const auto files = real_dump_files();
+  REQUIRE(files.size() > 10);
+  bool saw_virtual = false, saw_json = false;
+  for (const auto& f : files) {
+    INFO(f);
+    const auto text = test::read_file(f);
+    auto dumps = parser::parse_dumps(text);
+    REQUIRE_FALSE(dumps.empty());
+    const bool json = dumps.front().format == model::DumpFormat::dump_to_file_json;
+    const auto searched = sampling::evidence_of(json ? sampling::DumpForm::json : sampling::DumpForm::print, text);
+    const auto parsed = service::evidence_of(dumps.front());
+    CHECK(parsed.jdk_major == searched.jdk_major);
+    CHECK(parsed.virtual_threads == searched.virtual_threads);
+    CHECK(parsed.mounted == searched.mounted);
+    saw_virtual = saw_virtual || searched.virtual_threads;
+    saw_json = saw_json || json;
+  }
+  CHECK(saw_virtual);
+  CHECK(saw_json);
+}

@@ -168,13 +168,15 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     });
   }
 
-  // Drain at full speed: the text is parsed after EOF, never while the JVM waits. A reply
-  // past its bounds is given up at once and the connection closed (finish()).
+  // Drain at full speed: nothing here waits for whoever takes the text (a sink only copies
+  // it away). A reply past its bounds is given up at once and the connection closed (finish()).
   void read() {
     socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](error_code ec, std::size_t n) {
       if (self->finished_) return;
       self->bytes_ += n;
-      if (!self->text_.append(self->reply_.feed({self->buffer_.data(), n})))
+      const auto payload = self->reply_.feed({self->buffer_.data(), n});
+      self->stream_if_dump();
+      if (!self->text_.append(payload))
         return self->finish(Outcome::too_large, self->text_.describe() + " (" + std::to_string(self->bytes_) + " bytes read)");
       if (self->reply_.malformed()) return self->finish(Outcome::parse_error, "not an attach reply");
       if (ec == asio::error::eof) return self->end_of_reply();
@@ -182,6 +184,13 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
                                        "reading the reply: " + ec.message() + (self->bytes_ == 0 ? self->credentials_hint() : ""));
       self->read();
     });
+  }
+
+  // A Thread.print whose status says 0 is the dump itself: with a sink it streams from here
+  // on. Any other status keeps its text for the error message; a JSON reply is only the
+  // "Created <path>" line.
+  void stream_if_dump() {
+    if (request_.on_text && !json() && !text_.streaming() && reply_.status() == 0) text_.stream_to(request_.on_text);
   }
 
   void end_of_reply() {
@@ -211,6 +220,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       if (auto* refusal = std::get_if<detail::Refusal>(&file)) return finish(refusal->outcome, refusal->error);
       dump_fd_ = std::get<Fd>(std::move(file));
     }
+    if (request_.on_text) file_text_.stream_to(request_.on_text);
     read_file();
   }
 
@@ -221,7 +231,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     const auto n = ::read(dump_fd_.get(), buffer_.data(), buffer_.size());
     if (n < 0 && errno == EINTR) return post_read_file();
     if (n < 0) return finish(Outcome::io_error, "reading " + dump_dir_.shown + "/" + dump_name_.file() + ": " + std::strerror(errno));
-    if (n == 0) return file_text_.text().empty() ? finish(Outcome::parse_error, "the JVM wrote an empty JSON dump")
+    if (n == 0) return file_text_.bytes() == 0 ? finish(Outcome::parse_error, "the JVM wrote an empty JSON dump")
                                                  : finish(Outcome::ok, {});
     // The file may grow after the size check (the JVM's uid can append): bounded here too.
     if (!file_text_.append({buffer_.data(), static_cast<std::size_t>(n)}))

@@ -2,6 +2,7 @@
 #include "lockwatch/sampling/bounded_reply.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace lockwatch::sampling {
 namespace {
@@ -31,8 +32,16 @@ bool BoundedReply::append(std::string_view payload) {
   }
   line_start_ = payload.empty() ? line_start_ : payload.back() == '\n';
   if (threads_ > bounds_.max_threads) return give_up(Over::threads), false;
-  text_.append(payload);
+  if (!sink_) text_.append(payload);
+  else if (!payload.empty()) sink_(payload);
   return true;
+}
+
+void BoundedReply::stream_to(Sink sink) {
+  sink_ = std::move(sink);
+  if (!sink_ || over_ != Over::none) return;
+  if (!text_.empty()) sink_(text_);
+  std::string().swap(text_);
 }
 
 void BoundedReply::give_up(Over why) {

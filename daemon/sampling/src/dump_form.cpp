@@ -93,12 +93,16 @@ DumpForm FormChooser::choose(Clock::time_point now) {
 
 void FormChooser::observe(DumpForm form, Outcome outcome, std::string_view text, Clock::time_point now) {
   if (mode_ == FormMode::print) return;  // nothing to decide: no search of the text
+  observe(form, outcome, outcome == Outcome::ok ? evidence_of(form, text) : FormEvidence{}, now);
+}
+
+void FormChooser::observe(DumpForm form, Outcome outcome, const FormEvidence& e, Clock::time_point now) {
+  if (mode_ == FormMode::print) return;  // nothing to decide
   if (form == DumpForm::json && outcome == Outcome::dump_file_failed) {
     fallback_until_ = now + times_.fallback;
     return;
   }
   if (outcome != Outcome::ok) return;
-  const auto e = evidence_of(form, text);
   if (e.jdk_major > 0) jdk_major_ = e.jdk_major;
   if (e.virtual_threads && (!mounted_only_ || e.mounted)) {
     virtual_seen_ = now;

@@ -30,12 +30,12 @@ std::string_view to_string(DumpSource source) noexcept {
   return "none";
 }
 
-std::string no_dump_error(const DumpRecord& record) {
-  std::string head = record.text.substr(0, 120);
-  for (auto& c : head)
+std::string no_dump_error(DumpSource source, std::string_view head, std::uint64_t bytes) {
+  std::string shown(head.substr(0, 120));
+  for (auto& c : shown)
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return std::string(to_string(record.source)) + " answered " + std::to_string(record.text.size()) +
-         " bytes without a thread dump" + (head.empty() ? "" : ": '" + head + "'");
+  return std::string(to_string(source)) + " answered " + std::to_string(bytes) +
+         " bytes without a thread dump" + (shown.empty() ? "" : ": '" + shown + "'");
 }
 
 }  // namespace lockwatch::sampling

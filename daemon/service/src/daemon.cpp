@@ -268,8 +268,12 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
     w->form_reason = why;
     log::info("dump form", {{"target", w->label}, {"form", std::string(sampling::to_string(request.form))}, {"reason", why}});
   }
+  request.on_text = text_sink(w);
+  // A failure is observed here (a JSON dump the JVM cannot write sends the target to print);
+  // an ok dump once it is parsed, with the evidence read from it (process()).
   auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
-    w->form.observe(result.form, result.outcome, result.text, std::chrono::steady_clock::now());
+    if (result.outcome != sampling::Outcome::ok)
+      w->form.observe(result.form, result.outcome, sampling::FormEvidence{}, std::chrono::steady_clock::now());
     if (result.outcome == sampling::Outcome::dump_file_failed)
       log::warn("JSON thread dump failed; taking Thread.print for 10m, then trying JSON again",
                 {{"target", w->label}, {"error", result.error}});
@@ -293,19 +297,49 @@ void Daemon::Impl::on_tick(sampling::TargetKey key) {
   });
 }
 
+// Posted behind every chunk the sink posted before it (the processing thread runs posts in
+// order), so process() finds the dump's whole text in its stream. The scheduler has one dump
+// of a target in flight and delivers it before starting another: the latest token is its.
 void Daemon::Impl::on_dump(sampling::DumpEvent event) {
   auto w = find(event.target);
   if (!w) return;
   const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
-  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed]() mutable {
-    self->process(w, std::move(event), missed);
+  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, token = w->last_token]() mutable {
+    self->process(w, std::move(event), missed, token);
   });
 }
 
-void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed) {
+std::function<void(std::string_view)> Daemon::Impl::text_sink(const std::shared_ptr<Watched>& w) {
+  return [self = shared_from_this(), w, token = ++w->last_token](std::string_view chunk) {
+    asio::post(self->worker, [self, w, token, chunk = std::string(chunk)] { self->stream_chunk(*w, token, chunk); });
+  };
+}
+
+// The chunk is parsed and written to the ring at once: no dump's text is held whole.
+void Daemon::Impl::stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk) {
+  std::lock_guard lock(w.mu);
+  if (token <= w.closed_token) return;  // its dump was delivered (or given up) already
+  const auto started = std::chrono::steady_clock::now();
+  if (w.stream_token != token || !w.state.streaming()) {
+    w.state.begin_stream();  // abandons a stream some other dump left open
+    w.stream_token = token, w.stream_cost = {};
+  }
+  w.state.feed_stream(chunk);
+  w.stream_cost += std::chrono::steady_clock::now() - started;
+}
+
+void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
+                           std::uint64_t token) {
   std::lock_guard lock(w->mu);
   const auto started = std::chrono::steady_clock::now();
   const bool burst = event.dump.burst;
+  w->closed_token = std::max(w->closed_token, token);
+  const bool ours = w->stream_token == token;
+  if (!ours) w->state.abandon_stream();  // not this dump's text
+  const auto streamed_cost = ours ? w->stream_cost : std::chrono::steady_clock::duration{};
+  w->stream_cost = {};
+  const auto form = event.dump.form;
+  const bool observe = event.dump.source == sampling::DumpSource::attach;
   w->state.add_dump(std::move(event.dump));
   w->state.set_scheduler_counts(missed);
   log_outcome(*w, burst);
@@ -316,8 +350,14 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   ::malloc_trim(0);
   // The parser's verdict counts for the target's back-off; what this sample cost the shared
   // processing thread paces its next dump.
-  asio::post(io, [self = shared_from_this(), key = w->key, verdict = w->state.last_outcome(),
-                  cost = std::chrono::steady_clock::now() - started] { self->scheduler.processed(key, verdict, cost); });
+  // Its cost counts the chunks fed while it streamed. The form chooser (io thread) learns
+  // what the parsed dump says of the JVM.
+  auto evidence = observe ? w->state.last_evidence() : std::nullopt;
+  asio::post(io, [self = shared_from_this(), w, verdict = w->state.last_outcome(), form, evidence,
+                  cost = streamed_cost + (std::chrono::steady_clock::now() - started)] {
+    if (evidence) w->form.observe(form, sampling::Outcome::ok, *evidence, std::chrono::steady_clock::now());
+    self->scheduler.processed(w->key, verdict, cost);
+  });
 }
 
 // State changes are logged once; a target that keeps failing, once a minute.

@@ -47,6 +47,13 @@ struct Watched {
   log::RateLimit failure_log{std::chrono::minutes(1)};
   bool logged_failing = false;
   sampling::PodLookup pod;   // targets.kubernetes: its namespace, pod and container, or why not
+  // A dump's text streams from the io thread to the processing thread (DumpRequest::on_text),
+  // each dump under a token of its own, so chunks of a dump given up (the scheduler's
+  // watchdog) that arrive late never reach the next dump's stream.
+  std::uint64_t last_token = 0;      // io thread only: the latest dump handed a sink
+  std::uint64_t stream_token = 0;    // the dump whose text state's stream holds
+  std::uint64_t closed_token = 0;    // dumps up to this one were delivered: their chunks are dropped
+  std::chrono::steady_clock::duration stream_cost{};  // processing time spent on the stream's chunks
 };
 
 struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
@@ -66,7 +73,10 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   static exporter::TargetMetrics metrics_of(Watched& w);
   void on_tick(sampling::TargetKey key);
   void on_dump(sampling::DumpEvent event);
-  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed);
+  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
+  /// The sink of a dump's text: each chunk is copied and posted to the processing thread.
+  std::function<void(std::string_view)> text_sink(const std::shared_ptr<Watched>& w);
+  void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
   void log_outcome(Watched& w, bool burst);
   void follow_incident(const std::shared_ptr<Watched>& w, bool burst);
   void finish_incident(Watched& w);

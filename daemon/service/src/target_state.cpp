@@ -64,18 +64,103 @@ void TargetState::apply(ProcessingSettings settings) {
   if (auto first = ring_.first_id()) stacks_.forget_before(*first);  // smaller limits evict at once
 }
 
+// The open dump of a stream: parsed and interned as it arrives. Only the first bytes are
+// kept besides, for the error text of a reply that held no dump.
+struct TargetState::Stream {
+  Stream(const parser::ParserLimits& limits, store::Ring::Writer w) : parser(limits), writer(std::move(w)) {}
+  void feed(std::string_view chunk) {
+    if (head.size() < head_bytes) head.append(chunk.substr(0, head_bytes - head.size()));
+    bytes += chunk.size();
+    parser.feed(chunk);
+    if (!writer.given_up()) writer.append(chunk);
+  }
+  static constexpr std::size_t head_bytes = 120;
+  parser::DumpParser parser;
+  store::Ring::Writer writer;
+  std::string head;
+  std::uint64_t bytes = 0;
+};
+
+TargetState::~TargetState() = default;
+TargetState::TargetState(TargetState&&) noexcept = default;
+
+void TargetState::begin_stream() {
+  abandon_stream();
+  stream_ = std::make_unique<Stream>(settings_.parser, ring_.begin());
+}
+
+void TargetState::feed_stream(std::string_view chunk) {
+  if (!stream_) begin_stream();
+  stream_->feed(chunk);
+}
+
+void TargetState::abandon_stream() { stream_.reset(); }
+
+namespace {
+
+bool starts(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+template <class Pred>
+bool any_thread(const model::ThreadDump& dump, Pred pred) {
+  return std::any_of(dump.threads.begin(), dump.threads.end(), pred);
+}
+
+bool any_frame(const model::ThreadInfo& t, std::string_view prefix) {
+  return std::any_of(t.frames.begin(), t.frames.end(), [&](const model::Frame& f) { return starts(f.text, prefix); });
+}
+
+}  // namespace
+
+// The same signs sampling::evidence_of searches the text for, read from the model: the
+// JSON dump's runtimeVersion or the print header's VM version; virtual threads listed or
+// their frames; a carrier's "Carrying virtual thread"; the JVM's virtual-thread helpers.
+sampling::FormEvidence evidence_of(const model::ThreadDump& dump) {
+  sampling::FormEvidence e;
+  if (dump.format == model::DumpFormat::dump_to_file_json) {
+    e.jdk_major = sampling::jdk_major_of(dump.vm_banner);
+    e.mounted = any_thread(dump, [](const model::ThreadInfo& t) { return t.is_virtual || any_frame(t, "java.lang.VirtualThread.run("); });
+    e.virtual_threads = e.mounted;
+    return e;
+  }
+  const auto open = dump.vm_banner.find('(');
+  e.jdk_major = open == std::string_view::npos ? 0 : sampling::jdk_major_of(dump.vm_banner.substr(open + 1));
+  if (e.jdk_major > 0 && e.jdk_major < 21) return e;
+  e.mounted = any_thread(dump, [](const model::ThreadInfo& t) {
+    return t.carrying_vthread.has_value() || any_frame(t, "java.lang.VirtualThread.");
+  });
+  e.virtual_threads = e.mounted || any_thread(dump, [](const model::ThreadInfo& t) {
+                        return t.name == "VirtualThread-unparker" || t.name == "VirtualThread-unblocker";
+                      });
+  return e;
+}
 
 std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
   using sampling::Outcome;
   metrics_.new_durations.push_back(sampling::seconds(in.elapsed));
-  auto dumps = in.outcome == Outcome::ok ? parser::parse_dumps(in.text, settings_.parser) : std::vector<model::ThreadDump>{};
-  if (in.outcome == Outcome::ok && dumps.empty()) in.outcome = Outcome::parse_error, in.error = sampling::no_dump_error(in);
+  last_evidence_.reset();
+  // A record that brings its text (jstack, or no sink) is fed whole here; an open stream
+  // then belonged to a dump given up before.
+  if (!in.text.empty() || !stream_) {
+    begin_stream();
+    if (in.outcome == Outcome::ok) stream_->feed(in.text);
+    std::string().swap(in.text);
+  }
+  const auto stream = std::exchange(stream_, nullptr);
+  std::vector<model::ThreadDump> dumps;
+  if (in.outcome == Outcome::ok) {
+    stream->parser.finish();
+    dumps = stream->parser.take_dumps();
+  }
+  if (!dumps.empty()) last_evidence_ = evidence_of(dumps.front());
+  if (in.outcome == Outcome::ok && dumps.empty())
+    in.outcome = Outcome::parse_error, in.error = sampling::no_dump_error(in.source, stream->head, stream->bytes);
   std::optional<std::uint64_t> id;
   if (in.outcome == Outcome::ok) {
-    id = ring_.add(in.text, in);  // the record's facts, sliced from its text
+    const auto bytes = stream->bytes;
+    id = ring_.commit(std::move(stream->writer), in);  // the record's facts, sliced from its text
     if (!id)
       in.outcome = Outcome::too_large,
-      in.error = "a sample of " + std::to_string(in.text.size()) + " bytes does not fit ring.max_bytes (" +
+      in.error = "a sample of " + std::to_string(bytes) + " bytes does not fit ring.max_bytes (" +
                  std::to_string(settings_.ring.max_bytes) + " bytes) on its own: not kept";
   }
   ++metrics_.totals.samples[std::string(sampling::to_string(in.outcome))];

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "header_numbers.hpp"
@@ -89,29 +90,6 @@ struct Ring::Impl {
   }
   std::string tmpl;  // line_id's buffer, kept: a header line is cut on every thread of every dump
 
-  // Encodes `text`, or gives up (releasing what it took) as soon as what this one sample
-  // adds passes max_bytes: then it could not be kept even alone, and the ring must not
-  // grow past its bound to find that out.
-  std::optional<Stored> encode(std::string_view text) {
-    Stored s;
-    s.final_newline = text.empty() || text.back() == '\n';
-    const auto pool_before = pool_bytes;
-    Shape block;
-    for (std::size_t at = 0; at < text.size();) {
-      const auto end = std::min(text.find('\n', at), text.size());
-      const auto line = text.substr(at, end - at);
-      block.push_back(line_id(line, s.numbers));
-      if (is_blank(line)) s.blocks.push_back(acquire_shape(std::exchange(block, {})));
-      at = end + 1;
-      const auto added = pool_bytes - pool_before + s.numbers.size() + (s.blocks.size() + block.size()) * sizeof(Id);
-      if (added > limits.max_bytes) return release(s, block), std::nullopt;
-    }
-    if (!block.empty()) s.blocks.push_back(acquire_shape(block));
-    s.blocks.shrink_to_fit();
-    s.numbers.shrink_to_fit();
-    return s;
-  }
-
   void release(const Stored& s, const Shape& open_block) {
     for (Id block : s.blocks) release_shape(block);
     for (Id line : open_block) release_line(line);
@@ -155,16 +133,133 @@ struct Ring::Impl {
   }
 };
 
+// Encodes the text line by line as it arrives, or gives up (releasing what it took) as soon
+// as what this one sample adds passes max_bytes: then it could not be kept even alone, and
+// the ring must not grow past its bound to find that out.
+struct Ring::Writer::State {
+  explicit State(Impl& r) : ring(&r) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() { give_up(); }
+
+  bool append(std::string_view chunk) {
+    bytes += chunk.size();
+    if (given_up) return false;
+    call_before = ring->pool_bytes;
+    const bool ok = take_lines(chunk);
+    settle();
+    return ok;
+  }
+
+  // End of text: a last line without '\n' is a line too (and says so in final_newline).
+  bool finish() {
+    if (given_up) return false;
+    call_before = ring->pool_bytes;
+    s.final_newline = carry.empty();
+    if (!carry.empty() && !line(carry)) return false;
+    if (!block.empty()) s.blocks.push_back(ring->acquire_shape(block));
+    block.clear();
+    settle();
+    s.blocks.shrink_to_fit();
+    s.numbers.shrink_to_fit();
+    return true;
+  }
+
+  void give_up() {
+    if (given_up) return;
+    given_up = true;
+    ring->release(s, block);
+    s = {}, block = {}, carry = {};
+  }
+
+  bool take_lines(std::string_view chunk) {
+    std::size_t at = 0;
+    if (!carry.empty()) {  // the line the last chunk ended inside
+      const auto nl = chunk.find('\n');
+      carry.append(chunk.substr(0, nl));
+      if (nl == std::string_view::npos) return carry_fits();
+      const bool ok = line(carry);
+      carry.clear();
+      if (!ok) return false;
+      at = nl + 1;
+    }
+    while (at < chunk.size()) {
+      const auto nl = chunk.find('\n', at);
+      if (nl == std::string_view::npos) return carry.assign(chunk.substr(at)), carry_fits();
+      if (!line(chunk.substr(at, nl - at))) return false;
+      at = nl + 1;
+    }
+    return true;
+  }
+
+  bool line(std::string_view text) {
+    block.push_back(ring->line_id(text, s.numbers));
+    if (is_blank(text)) s.blocks.push_back(ring->acquire_shape(std::exchange(block, {})));
+    if (added() > ring->limits.max_bytes) return give_up(), false;
+    return true;
+  }
+
+  // A line longer than max_bytes would add more than max_bytes once complete, so a hostile
+  // endless line is not carried to its end. (Only a sample kept before the limits shrank can
+  // hold such a line already; refusing its repeat then is the bound's side to err on.)
+  bool carry_fits() {
+    if (carry.size() <= ring->limits.max_bytes) return true;
+    give_up();
+    return false;
+  }
+
+  // What this sample adds: the pool bytes it took (per call, so that an eviction between
+  // calls, which only frees others' entries, is not counted against it) and its own lists.
+  std::uint64_t added() const {
+    const auto pool = pool_added + static_cast<std::int64_t>(ring->pool_bytes) - static_cast<std::int64_t>(call_before);
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(pool, 0)) + s.numbers.size() +
+           (s.blocks.size() + block.size()) * sizeof(Id);
+  }
+  void settle() {
+    if (!given_up) pool_added += static_cast<std::int64_t>(ring->pool_bytes) - static_cast<std::int64_t>(call_before);
+  }
+
+  Impl* ring;
+  Stored s;
+  Shape block;        // the open block's lines
+  std::string carry;  // the open line: the text since the last '\n'
+  std::int64_t pool_added = 0;
+  std::uint64_t call_before = 0;  // pool bytes when the current call began
+  std::uint64_t bytes = 0;
+  bool given_up = false;
+};
+
+Ring::Writer::Writer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Ring::Writer::Writer(Writer&&) noexcept = default;
+Ring::Writer& Ring::Writer::operator=(Writer&&) noexcept = default;
+Ring::Writer::~Writer() = default;
+bool Ring::Writer::append(std::string_view chunk) { return state_ && state_->append(chunk); }
+bool Ring::Writer::given_up() const noexcept { return !state_ || state_->given_up; }
+std::uint64_t Ring::Writer::bytes() const noexcept { return state_ ? state_->bytes : 0; }
+void Ring::Writer::abandon() {
+  if (state_) state_->give_up();
+}
+
 Ring::Ring(RingLimits limits) : impl_(std::make_unique<Impl>()) { impl_->limits = limits; }
 Ring::~Ring() = default;
 Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 
 std::optional<std::uint64_t> Ring::add(std::string_view text, sampling::DumpFacts facts) {
-  auto encoded = impl_->encode(text);
-  if (!encoded) return ++impl_->refused, std::nullopt;
-  Stored s = std::move(*encoded);
-  s.info = {impl_->next_id++, text.size(), std::move(facts)};
+  auto writer = begin();
+  writer.append(text);
+  return commit(std::move(writer), std::move(facts));
+}
+
+Ring::Writer Ring::begin() { return Writer(std::make_unique<Writer::State>(*impl_)); }
+
+std::optional<std::uint64_t> Ring::commit(Writer&& writer, sampling::DumpFacts facts) {
+  if (!writer.state_ || writer.state_->ring != impl_.get()) throw std::invalid_argument("a ring writer commits to its own ring");
+  const auto state = std::move(writer.state_);
+  if (!state->finish()) return ++impl_->refused, std::nullopt;
+  Stored s = std::move(state->s);
+  state->s = {}, state->given_up = true;  // spent: its references are the sample's now
+  s.info = {impl_->next_id++, state->bytes, std::move(facts)};
   s.bytes = bytes_of(s);
   impl_->sample_bytes += s.bytes;
   impl_->samples.push_back(std::move(s));

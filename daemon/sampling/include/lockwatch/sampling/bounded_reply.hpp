@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -31,17 +32,24 @@ class BoundedReply {
 
   explicit BoundedReply(ReplyBounds bounds = {}) : bounds_(bounds) {}
 
-  /// Keeps `payload` unless a bound is passed; then drops everything kept (its memory is
-  /// freed) and returns false, now and for every later call. Any split of the bytes gives
-  /// the same result.
+  using Sink = std::function<void(std::string_view)>;
+
+  /// Keeps `payload` (or hands it to the sink, see stream_to) unless a bound is passed; then
+  /// drops everything kept (its memory is freed) and returns false, now and for every later
+  /// call. Any split of the bytes gives the same result.
   bool append(std::string_view payload);
+  /// From now on the payload goes to `sink` as it arrives instead of being kept, so a reply
+  /// is never held whole: what was kept so far goes first (and is freed). The bounds count
+  /// every byte and thread entry as before; past one, nothing more reaches the sink.
+  void stream_to(Sink sink);
+  bool streaming() const noexcept { return static_cast<bool>(sink_); }
 
   Over over() const noexcept { return over_; }
   std::size_t bytes() const noexcept { return bytes_; }      // payload bytes seen, kept or not
   std::size_t threads() const noexcept { return threads_; }  // thread entries seen
   const ReplyBounds& bounds() const noexcept { return bounds_; }
   std::string& text() noexcept { return text_; }
-  const std::string& text() const noexcept { return text_; }
+  const std::string& text() const noexcept { return text_; }  // "" while streaming
   /// "the reply passed limits.max_reply_bytes (32 MiB)..." for logs; "" while within bounds.
   std::string describe() const;
 
@@ -50,6 +58,7 @@ class BoundedReply {
 
   ReplyBounds bounds_;
   std::string text_;
+  Sink sink_;
   std::size_t bytes_ = 0;
   std::size_t threads_ = 0;
   bool line_start_ = true;

@@ -31,7 +31,8 @@ enum class FormMode : std::uint8_t { automatic, print, json };
 std::string_view to_string(FormMode mode) noexcept;  // "auto", "print", "json"
 std::optional<FormMode> parse_form_mode(std::string_view text);
 
-/// What one dump's text says about its JVM. Searched, not parsed: the parser runs elsewhere.
+/// What one dump says about its JVM: searched in its text here (the parser is not a
+/// dependency of sampling), or read from the parsed dump by whoever parsed it.
 struct FormEvidence {
   int jdk_major = 0;             // 0: not stated (JDK 8's VM version "25.382-b05" says 8)
   bool virtual_threads = false;  // any sign of virtual threads
@@ -57,8 +58,10 @@ class FormChooser {
   FormMode mode() const noexcept { return mode_; }
   /// The form of the next dump (advances the JDK 21-24 alternation).
   DumpForm choose(Clock::time_point now);
-  /// A finished dump of the form it asked for.
+  /// A finished dump of the form it asked for, searched for evidence (evidence_of).
   void observe(DumpForm form, Outcome outcome, std::string_view text, Clock::time_point now);
+  /// The same with the evidence already known (read from the parsed dump where it was parsed).
+  void observe(DumpForm form, Outcome outcome, const FormEvidence& evidence, Clock::time_point now);
   /// For logs and the docs' wording: why the next dump takes the form it takes.
   std::string reason(Clock::time_point now) const;
   bool falling_back(Clock::time_point now) const noexcept { return fallback_until_ && now < *fallback_until_; }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,12 @@ struct DumpRequest {
   std::chrono::milliseconds timeout{10'000};      // the whole dump, connect to last byte
   ReplyBounds bounds;                             // past them the dump is too_large
   DumpForm form = DumpForm::print;                // json: the attach backend only; ignores `locks`
+  /// When set, the attach backend hands the dump's text over here as it arrives, chunk by
+  /// chunk (on the thread running the backend), and keeps none of it: the record's text is
+  /// then "" and whoever set the sink has the text. Only a dump's own text goes here - the
+  /// payload of a Thread.print whose status is 0, or the JSON file - never an error reply;
+  /// the bounds hold as without it. The jstack backend ignores it and keeps its text.
+  std::function<void(std::string_view)> on_text{};
 };
 
 /// Everything known of a finished dump except its text: what the ring keeps per sample.
@@ -74,11 +81,13 @@ inline double unix_seconds(std::chrono::system_clock::time_point t) noexcept {
 inline double seconds(std::chrono::steady_clock::duration d) noexcept { return std::chrono::duration<double>(d).count(); }
 
 struct DumpRecord : DumpFacts {
-  std::string text;                               // the dump as jstack prints it (no status line), or the JSON file
+  std::string text;                               // the dump as jstack prints it (no status line), or the JSON file;
+                                                  // "" when it went to DumpRequest::on_text
 };
 
 /// The error text for an ok record whose text the parser found no dump in (the parser
 /// decides; this only words it): "attach answered 25 bytes without a thread dump: '...'".
-std::string no_dump_error(const DumpRecord& record);
+/// `head`: the first bytes of what came (120 are shown), `bytes`: how many came.
+std::string no_dump_error(DumpSource source, std::string_view head, std::uint64_t bytes);
 
 }  // namespace lockwatch::sampling

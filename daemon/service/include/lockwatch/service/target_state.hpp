@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/exporter/target_metrics.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
+#include "lockwatch/sampling/dump_form.hpp"
 #include "lockwatch/sampling/dump_record.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/store/ring.hpp"
@@ -38,11 +40,28 @@ struct EventLoopBlock {
 class TargetState {
  public:
   TargetState(std::string label, ProcessingSettings settings);
+  ~TargetState();
+  TargetState(TargetState&&) noexcept;
+  TargetState& operator=(TargetState&&) = delete;  // would free the ring before the open stream's writer
+
+  /// A dump's text as it streams in (sampling::DumpRequest::on_text): each chunk is parsed
+  /// and written to the ring at once, so the text is never held whole. A stream still open
+  /// is abandoned first (only one dump of a target is in flight: that one was given up).
+  void begin_stream();
+  void feed_stream(std::string_view chunk);
+  /// The stream's text is dropped and whatever it took from the ring given back.
+  void abandon_stream();
+  bool streaming() const noexcept { return stream_ != nullptr; }
 
   /// Counts the outcome; an ok dump is parsed, stored and correlated. Returns the
   /// stored sample's id, or nothing when the dump failed or held no dump - which the
-  /// parser alone decides, whichever backend took it.
+  /// parser alone decides, whichever backend took it. A record with text is parsed whole
+  /// (an open stream is abandoned); one without finishes the open stream, whose text it is.
+  /// A failed record abandons the stream.
   std::optional<std::uint64_t> add_dump(sampling::DumpRecord dump);
+  /// What the latest parsed dump says for the dump-form choice; nothing when the latest
+  /// record held no dump.
+  const std::optional<sampling::FormEvidence>& last_evidence() const noexcept { return last_evidence_; }
   /// The hsperfdata counters read at this tick.
   void add_perf(const sampling::JvmCounters& counters, double now);
   void set_scheduler_counts(std::uint64_t missed_ticks);
@@ -70,6 +89,7 @@ class TargetState {
   sampling::Outcome last_outcome() const noexcept { return last_outcome_; }
 
  private:
+  struct Stream;
   void count_sample();
   void count_event_loops(const analysis::DumpSummary& summary, exporter::LatestSample& latest);
   void settle_oldest_open();
@@ -90,7 +110,13 @@ class TargetState {
   std::vector<EventLoopBlock> event_loop_blocks_;
   std::string last_error_;
   sampling::Outcome last_outcome_ = sampling::Outcome::ok;
+  std::optional<sampling::FormEvidence> last_evidence_;
+  std::unique_ptr<Stream> stream_;  // after ring_: its writer must not outlive the ring
 };
+
+/// The FormChooser's evidence read from a parsed dump - the same the text search of
+/// sampling::evidence_of finds - so the chooser needs no text where it runs.
+sampling::FormEvidence evidence_of(const model::ThreadDump& dump);
 
 /// Shell-style glob with '*' and '?' only, as used for thread-pool names.
 bool glob_match(std::string_view pattern, std::string_view text) noexcept;

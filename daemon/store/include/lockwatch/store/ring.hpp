@@ -31,6 +31,32 @@ struct RingLimits {
 
 class Ring {
  public:
+  /// A sample being written as its text streams in, so the text is never held whole: lines
+  /// are interned as they complete (a chunk may split a line anywhere; the partial line is
+  /// carried). It takes pool references as it goes and gives up - releasing them all - as
+  /// soon as what it adds passes max_bytes, exactly where add() would. Committing makes it a
+  /// sample; destroying it uncommitted (or abandon()) leaves the ring as before. It must not
+  /// outlive its ring, and holds references only: eviction never touches what it took.
+  class Writer {
+   public:
+    Writer(Writer&&) noexcept;
+    Writer& operator=(Writer&&) noexcept;
+    ~Writer();  // abandons
+    /// Interns the complete lines of `chunk`; false once given up (now or before).
+    bool append(std::string_view chunk);
+    bool given_up() const noexcept;
+    /// Text bytes appended so far, kept or not: the sample's size as received.
+    std::uint64_t bytes() const noexcept;
+    /// Releases what it took; the writer is then given up.
+    void abandon();
+
+   private:
+    friend class Ring;
+    struct State;
+    explicit Writer(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+  };
+
   explicit Ring(RingLimits limits = {});
   ~Ring();
   Ring(Ring&&) noexcept;
@@ -41,6 +67,13 @@ class Ring {
   /// the sample alone would take more than max_bytes: it is then refused (counted in
   /// refused()) and the ring is as before - the bound holds for every input.
   std::optional<std::uint64_t> add(std::string_view text, sampling::DumpFacts facts = {});
+  /// An empty sample to append() to; add() is begin(), one append() and commit().
+  Writer begin();
+  /// The written sample is kept like add() keeps one (evicting the oldest while a limit is
+  /// exceeded); a writer that gave up is refused (counted in refused()). Either way the
+  /// writer is spent. A writer of another ring, or one already spent, is a programming error
+  /// (std::invalid_argument).
+  std::optional<std::uint64_t> commit(Writer&& writer, sampling::DumpFacts facts = {});
   std::vector<SampleInfo> list() const;  // oldest first
   std::optional<SampleInfo> info(std::uint64_t id) const;
   std::optional<std::string> text(std::uint64_t id) const;
