@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parser throughput on real dumps. BM_Memchr_Lines counts lines over the same buffer: the
 // floor any line-based reader pays, so the parser's MB/s reads as a fraction of it.
-// BM_DaemonSample is the daemon's work per sample: the input as one reply, parsed whole and
-// correlated with the samples before it (scripts/bench-vthreads.sh, one dump per file).
+// BM_ParseAnalyze is `lockwatch analyze`'s work: the input fed in 64 KiB chunks, every dump
+// added to a correlator and to the lock-time figures, the report made at the end.
+// BM_DaemonSample is the daemon's work per sample (TargetState::add_dump): each input file
+// is one reply, parsed whole, added to the correlator (its newest and its settling dump
+// tallied), to the stack history and to the lock-time figures. Only the ring (see
+// store_bench.cpp) and the exporter's label maps are left out.
 //
 // Input: LOCKWATCH_BENCH_INPUT names a file, or a directory whose files (recursively, in
 // name order) are concatenated in memory; unset, the real-dump corpus directory.
@@ -15,11 +19,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lockwatch/analysis/correlator.hpp"
+#include "lockwatch/analysis/lock_graph.hpp"
+#include "lockwatch/analysis/lock_time.hpp"
+#include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 
 namespace {
@@ -38,23 +46,31 @@ std::vector<fs::path> input_files(const fs::path& root) {
   return files;
 }
 
-std::string load_input() {
+// The input's bytes, and where each of its files ends (one reply each for the daemon's figure).
+struct Input {
+  std::string data;
+  std::vector<std::size_t> file_ends;
+};
+
+Input load_input() {
   const char* env = std::getenv("LOCKWATCH_BENCH_INPUT");
   const fs::path root = env != nullptr && *env != '\0' ? env : LOCKWATCH_BENCH_DEFAULT_INPUT;
-  std::string data;
+  Input in;
   for (const auto& file : input_files(root)) {
-    std::ifstream in(file, std::ios::binary);
-    data.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!data.empty() && data.back() != '\n') data.push_back('\n');  // files must not merge lines
+    std::ifstream f(file, std::ios::binary);
+    in.data.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (!in.data.empty() && in.data.back() != '\n') in.data.push_back('\n');  // files must not merge lines
+    if (in.file_ends.empty() || in.file_ends.back() != in.data.size()) in.file_ends.push_back(in.data.size());
   }
-  return data;
+  return in;
 }
 
 // Loaded once, outside any timing.
-const std::string& input() {
-  static const std::string data = load_input();
-  return data;
+const Input& loaded() {
+  static const Input in = load_input();
+  return in;
 }
+const std::string& input() { return loaded().data; }
 
 bool check_input(benchmark::State& state) {
   if (!input().empty()) return true;
@@ -125,33 +141,68 @@ void BM_Parse(benchmark::State& state) {
   finish_counters(state, dumps);
 }
 
+// As `lockwatch analyze` does (daemon/app/analyze_command.cpp): files carry no GC counters
+// and these dumps one second apart.
 void BM_ParseAnalyze(benchmark::State& state) {
   if (!check_input(state)) return;
   std::uint64_t dumps = 0;
   for ([[maybe_unused]] auto _ : state) {
     lockwatch::analysis::Correlator correlator;
+    lockwatch::analysis::LockTime lock_time;
     dumps = parse_chunked(input(), [&](const lockwatch::model::ThreadDump& d) {
-      correlator.add(d, static_cast<double>(correlator.size()));
+      const auto t = static_cast<double>(correlator.size());
+      correlator.add(d, t);
+      lock_time.add(d, lockwatch::analysis::build_lock_graph(d), t, std::nullopt);
     });
-    auto locks = correlator.report().locks.size();
+    auto locks = correlator.report().locks.size() + lock_time.report().locks.size();
     benchmark::DoNotOptimize(locks);
   }
   finish_counters(state, dumps);
 }
 
-// What the daemon does with each sample it takes: the reply is whole in memory, parsed in one
-// piece and added to the target's correlator (its ring and exporter are not counted here).
+// One target of the daemon at its defaults (ring and correlator 600 samples, correlator
+// 32 MiB, neighbour window 1), kept across iterations as a running daemon keeps it.
+struct DaemonTarget {
+  static constexpr std::size_t ring_samples = 600;
+  lockwatch::analysis::Correlator correlator{{.neighbour_window = 1, .max_samples = ring_samples, .max_bytes = 32u << 20}};
+  lockwatch::analysis::StackHistory stacks;
+  lockwatch::analysis::LockTime lock_time;
+  std::uint64_t next_id = 0;
+  std::size_t unsettled = 0;
+
+  // TargetState::add_dump, count_sample and count_lock_time, minus the ring and the exporter.
+  std::size_t add(std::string_view reply) {
+    const auto parsed = parser::parse_dumps(reply);
+    if (parsed.empty()) return 0;
+    const auto& dump = parsed.front();
+    const auto id = next_id++;
+    const auto time = static_cast<double>(id);
+    correlator.add(dump, time);
+    stacks.add(id, dump);
+    stacks.forget_before(id + 1 > ring_samples ? id + 1 - ring_samples : 0);
+    std::size_t seen = correlator.tally(correlator.size() - 1).waiters.size();
+    seen += correlator.summary(correlator.size() - 1).pools.size();
+    unsettled = std::min(unsettled + 1, correlator.size());
+    while (unsettled > 1) seen += correlator.tally(correlator.size() - unsettled--).holders.size();
+    const auto graph = lockwatch::analysis::build_lock_graph(dump);
+    seen += lock_time.add(dump, graph, time, std::int64_t{0}).holds.size();
+    return seen;
+  }
+};
+
 void BM_DaemonSample(benchmark::State& state) {
   if (!check_input(state)) return;
-  std::uint64_t dumps = 0;
-  lockwatch::analysis::Correlator correlator({.max_samples = 60});
+  const auto& in = loaded();
+  DaemonTarget target;
   for ([[maybe_unused]] auto _ : state) {
-    auto parsed = parser::parse_dumps(input());
-    for (const auto& d : parsed) correlator.add(d, static_cast<double>(dumps++));
-    auto latest = correlator.tally(correlator.size() - 1).waiters.size();
-    benchmark::DoNotOptimize(latest);
+    std::size_t begin = 0;
+    for (const auto end : in.file_ends) {
+      auto seen = target.add(std::string_view(in.data).substr(begin, end - begin));
+      benchmark::DoNotOptimize(seen);
+      begin = end;
+    }
   }
-  finish_counters(state, state.iterations() > 0 ? dumps / static_cast<std::uint64_t>(state.iterations()) : 0);
+  finish_counters(state, in.file_ends.size());
 }
 
 // Milliseconds: one iteration over 100 MB takes seconds, over the corpus a few ms.

@@ -6,7 +6,7 @@
 
 namespace lockwatch::model {
 
-std::string_view Arena::store(std::string_view text) {
+std::string_view Arena::store_slow(std::string_view text) {
   if (text.empty()) return {};
   if (text.size() > left_) {
     // Oversized strings get a block of their own so the current block keeps its tail.

@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "dump_to_file_json.hpp"
@@ -67,6 +66,58 @@ void apply_state_line(std::string_view body, ThreadInfo& t, model::Arena& arena)
   t.state_detail = arena.store(detail);
 }
 
+// The #ids of the open dump: one insert per thread of every dump, cleared with each dump.
+// Open addressing with a generation per slot, so neither an insert nor a clear allocates
+// (a node-based set took a node per thread).
+class IdSet {
+ public:
+  /// False when `id` is in the set already.
+  bool insert(std::uint64_t id) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    for (std::size_t i = slot_of(id);; i = (i + 1) & (slots_.size() - 1)) {
+      Slot& slot = slots_[i];
+      if (slot.generation != generation_) {
+        slot = {id, generation_};
+        ++size_;
+        return true;
+      }
+      if (slot.id == id) return false;
+    }
+  }
+
+  void clear() {
+    size_ = 0;
+    if (++generation_ != 0) return;
+    for (auto& slot : slots_) slot.generation = 0;  // the counter wrapped: forget every slot
+    generation_ = 1;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t id = 0;
+    std::uint32_t generation = 0;  // the slot holds an id of this set only when it equals generation_
+  };
+
+  std::size_t slot_of(std::uint64_t id) const {
+    const std::uint64_t h = (id ^ (id >> 31)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
+  }
+
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+    const std::uint32_t live = generation_;
+    generation_ = 1;
+    size_ = 0;
+    for (const auto& slot : old)
+      if (slot.generation == live) insert(slot.id);
+  }
+
+  std::vector<Slot> slots_;
+  std::uint32_t generation_ = 1;
+  std::size_t size_ = 0;
+};
+
 }  // namespace
 
 struct DumpParser::Impl {
@@ -85,7 +136,7 @@ struct DumpParser::Impl {
   std::string header_raw;             // that header's text so far
   std::vector<std::string> pending;   // lines of a header not yet complete
   std::string pending_timestamp;
-  std::unordered_set<std::uint64_t> java_ids;  // #ids of the open dump
+  IdSet java_ids;                     // #ids of the open dump
   enum class Input : std::uint8_t { undecided, text, json } input = Input::undecided;
   std::string json;                   // a dump_to_file JSON document is parsed whole at finish()
 
@@ -107,6 +158,14 @@ struct DumpParser::Impl {
     }
     if (chunk.empty()) return;
     consumed += chunk.size();
+    if (!transcoder.decided()) {
+      // Only the bytes that decide the encoding go through the transcoder: a whole reply
+      // fed at once (the daemon's case) is not copied before it is read.
+      decoded.clear();
+      chunk.remove_prefix(transcoder.feed_head(chunk, decoded));
+      route(decoded);
+      if (chunk.empty()) return;
+    }
     if (transcoder.passthrough()) return route(chunk);  // the common case: no copy
     decoded.clear();
     transcoder.feed(chunk, decoded);
@@ -318,7 +377,7 @@ struct DumpParser::Impl {
   void start_thread(const detail::HeaderFields& h, std::string_view raw) {
     // A dump lists each #id once: a repeat is the next dump of a collection pasted
     // without its "Full thread dump" line.
-    if (h.java_id && !java_ids.insert(*h.java_id).second) {
+    if (h.java_id && !java_ids.insert(*h.java_id)) {
       open_dump(false, model::DumpFormat::jstack, {});
       java_ids.insert(*h.java_id);
     }

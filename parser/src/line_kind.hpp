@@ -36,6 +36,14 @@ struct Line {
   std::string_view body;  // the part after the recognised prefix (frame text, lock text, state, ...)
 };
 
-Line classify(std::string_view line) noexcept;
+/// Any line but a frame: the prefix tables (line_kind.cpp).
+Line classify_other(std::string_view line) noexcept;
+
+/// Frames are most lines of a dump: tested first, inline, so that a frame costs no call.
+inline Line classify(std::string_view line) noexcept {
+  if (line.size() > 4 && line[0] == '\t' && line[1] == 'a' && line[2] == 't' && line[3] == ' ')
+    return {LineKind::frame, line.substr(4)};
+  return classify_other(line);
+}
 
 }  // namespace lockwatch::parser::detail

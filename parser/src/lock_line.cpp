@@ -22,6 +22,12 @@ constexpr std::array<std::pair<std::string_view, LockAction>, 7> prefixes{{
     {"locked ", LockAction::locked},
 }};
 
+// The first byte before the rest: most prefixes tried on a line fail there, without a call
+// to memcmp.
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && (p.empty() || s.front() == p.front()) && s.substr(0, p.size()) == p;
+}
+
 std::string_view skip_spaces(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   return s;
@@ -46,7 +52,7 @@ void parse_object(std::string_view inner, LockLine& out) {
 std::optional<LockLine> parse_lock_line(std::string_view text) {
   if (text == "lock is eliminated") return LockLine{LockAction::eliminated, std::nullopt, {}};  // JDK 25 plain
   for (const auto& [prefix, action] : prefixes) {
-    if (text.substr(0, prefix.size()) != prefix) continue;
+    if (!starts_with(text, prefix)) continue;
     LockLine out{action, std::nullopt, {}};
     std::string_view rest = skip_spaces(text.substr(prefix.size()));
     if (action == LockAction::class_init_wait) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "text_input.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lockwatch/model/text.hpp"
@@ -15,15 +16,20 @@ std::uint8_t byte_at(std::string_view s, std::size_t i) { return static_cast<std
 }  // namespace
 
 void Transcoder::feed(std::string_view chunk, std::string& out) {
-  if (!decided_) {
-    head_.append(chunk);
-    if (head_.size() >= 4) decide(out);
-    return;
-  }
+  if (!decided_) chunk.remove_prefix(feed_head(chunk, out));
+  if (!decided_ || chunk.empty()) return;
   if (encoding_ == Encoding::utf8)
     out.append(chunk);
   else
     decode_utf16(chunk, out);
+}
+
+std::size_t Transcoder::feed_head(std::string_view chunk, std::string& out) {
+  if (decided_) return 0;
+  const std::size_t take = std::min(chunk.size(), head_bytes - head_.size());
+  head_.append(chunk.substr(0, take));
+  if (head_.size() >= head_bytes) decide(out);
+  return take;
 }
 
 void Transcoder::finish(std::string& out) {

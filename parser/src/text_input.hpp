@@ -20,6 +20,11 @@ class Transcoder {
  public:
   /// Appends the decoded form of `chunk` to `out` (may hold bytes back until it can decide).
   void feed(std::string_view chunk, std::string& out);
+  /// Before the encoding is known: takes from `chunk` only the bytes that decide it (the
+  /// first 4 of the input), appends what they decode to, and returns how many it took. A
+  /// caller routes the rest of a UTF-8 chunk itself, uncopied.
+  std::size_t feed_head(std::string_view chunk, std::string& out);
+  bool decided() const noexcept { return decided_; }
   void finish(std::string& out);
   Encoding encoding() const noexcept { return encoding_; }
   /// Decided on UTF-8 (or bytes): the input can skip the transcoder, no copy needed.
@@ -30,6 +35,7 @@ class Transcoder {
   void decode_utf16(std::string_view bytes, std::string& out);
   void emit_code_unit(std::uint16_t unit, std::string& out);
 
+  static constexpr std::size_t head_bytes = 4;  // enough for any BOM and the UTF-16 NUL pattern
   bool decided_ = false;
   Encoding encoding_ = Encoding::utf8;
   std::string head_;          // first bytes, kept until the encoding is known

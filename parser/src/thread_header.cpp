@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "thread_header.hpp"
 
+#include <array>
 #include <charconv>
-#include <string>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 
 namespace lockwatch::parser::detail {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+// For literals: the length is a constant, so the compare is a few loads, not a call. Every
+// token of every header is tried against these.
+template <std::size_t N>
+bool starts_with(std::string_view s, const char (&p)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
+}
+template <std::size_t N>
+bool ends_with(std::string_view s, const char (&p)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), p, N - 1) == 0;
 }
 
 std::string_view rtrim(std::string_view s) {
@@ -21,43 +30,89 @@ std::string_view ltrim(std::string_view s) {
   return s;
 }
 
-bool is_hex_digit(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+// Bytes of a stack bracket: hex digits, 'x' and '.'.
+constexpr auto bracket_bytes = [] {
+  std::array<bool, 256> t{};
+  for (char c : std::string_view("0123456789abcdefABCDEFx.")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
 
 // "[0x00007f..]", "[0x..0x..]" (JDK 1.5), "[9fffffffb6f00000..9fffffffb6f00a40]" (HP-UX).
 bool is_stack_bracket(std::string_view inner) {
   if (inner.empty()) return false;
   for (char c : inner)
-    if (!is_hex_digit(c) && c != 'x' && c != '.') return false;
+    if (!bracket_bytes[static_cast<unsigned char>(c)]) return false;
   return true;
 }
 
+// As std::from_chars for int in base 10 (a '-' but no '+', no junk, no overflow), written
+// out: it runs several times for every header of every dump.
 std::optional<int> parse_int(std::string_view text) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
-  return value;
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  const std::int64_t limit = negative ? -std::int64_t{std::numeric_limits<int>::min()} : std::numeric_limits<int>::max();
+  std::int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+    if (value > limit) return std::nullopt;
+  }
+  return static_cast<int>(negative ? -value : value);
+}
+
+// "637.81", "0.37", ".5", "12." - digits with at most one mark and at most 15 of them - as
+// std::from_chars reads them: the digits are an exact integer below 2^53 and 10^k (k <= 15)
+// is an exact double, so one IEEE division rounds the decimal correctly, as from_chars does.
+// Anything else (a sign, an exponent, more digits) is left to from_chars.
+std::optional<double> simple_decimal(const char* at, std::size_t size) {
+  static constexpr double powers[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  std::uint64_t digits = 0;
+  std::size_t count = 0, fraction = 0;
+  bool mark = false;
+  for (std::size_t i = 0; i < size; ++i) {
+    const char c = at[i];
+    if (c == '.' && !mark) {
+      mark = true;
+      continue;
+    }
+    if (c < '0' || c > '9' || ++count > 15) return std::nullopt;
+    digits = digits * 10 + static_cast<std::uint64_t>(c - '0');
+    fraction += mark ? 1 : 0;
+  }
+  if (count == 0) return std::nullopt;
+  return static_cast<double>(digits) / powers[fraction];
 }
 
 // cpu=637,81ms: the JVM formats with the process locale, so ',' may be the decimal mark.
 std::optional<double> parse_decimal(std::string_view text) {
-  if (text.empty() || text.size() > 40) return std::nullopt;
-  std::string copy(text);
-  for (char& c : copy)
-    if (c == ',') c = '.';
+  constexpr std::size_t max_size = 40;
+  if (text.empty() || text.size() > max_size) return std::nullopt;
+  char copy[max_size];  // on the stack: a header has two of these
+  for (std::size_t i = 0; i < text.size(); ++i) copy[i] = text[i] == ',' ? '.' : text[i];
+  if (auto simple = simple_decimal(copy, text.size())) return simple;
   double value = 0;
-  auto [ptr, ec] = std::from_chars(copy.data(), copy.data() + copy.size(), value);
-  if (ec != std::errc{} || ptr != copy.data() + copy.size()) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(copy, copy + text.size(), value);
+  if (ec != std::errc{} || ptr != copy + text.size()) return std::nullopt;
   return value;
 }
 
-std::optional<std::string_view> field_value(std::string_view token, std::string_view key,
-                                            std::string_view suffix = {}) {
-  if (!starts_with(token, key) || !ends_with(token, suffix)) return std::nullopt;
-  token.remove_prefix(key.size());
-  token.remove_suffix(suffix.size());
+// The last " tid=" of `s`, searched from the right by its first byte (a generic reverse
+// search compares the whole needle at every position).
+std::size_t rfind_tid(std::string_view s) {
+  constexpr std::string_view needle = " tid=";
+  if (s.size() < needle.size()) return std::string_view::npos;
+  // By its '=': rarer in a header's tail than the ' ' it starts with.
+  for (std::size_t i = s.size(); i-- > needle.size() - 1;)
+    if (s[i] == '=' && s.substr(i - (needle.size() - 1), needle.size()) == needle) return i - (needle.size() - 1);
+  return std::string_view::npos;
+}
+
+template <std::size_t K, std::size_t S = 1>
+std::optional<std::string_view> field_value(std::string_view token, const char (&key)[K], const char (&suffix)[S] = "") {
+  if (token.size() < K - 1 + S - 1 || !starts_with(token, key) || !ends_with(token, suffix)) return std::nullopt;
+  token.remove_prefix(K - 1);
+  token.remove_suffix(S - 1);
   return token;
 }
 
@@ -122,19 +177,56 @@ void parse_tail(std::string_view tail, HeaderFields& h) {
 
 }  // namespace
 
-std::optional<std::uint64_t> parse_uint(std::string_view text, bool hex) {
-  if (!hex && starts_with(text, "0x")) text.remove_prefix(2), hex = true;
-  if (text.empty()) return std::nullopt;
+namespace {
+
+// Digit values 0-15 by byte, 0xFF for bytes that are no hex digit.
+constexpr auto hex_digits = [] {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(0xFF);
+  for (std::uint8_t c = 0; c < 10; ++c) t[std::size_t{'0'} + c] = c;
+  for (std::uint8_t c = 0; c < 6; ++c) t[std::size_t{'a'} + c] = t[std::size_t{'A'} + c] = static_cast<std::uint8_t>(10 + c);
+  return t;
+}();
+
+// The significant digits fit in 64 bits whatever they are below this count; at it they may
+// not (10^19 < 2^64 < 10^20; 16 hex digits always fit).
+template <unsigned Base>
+constexpr std::size_t safe_digits = Base == 16 ? 16 : 19;
+
+template <unsigned Base>
+std::optional<std::uint64_t> digits_of(std::string_view text) {
+  std::size_t i = 0;
+  while (i + 1 < text.size() && text[i] == '0') ++i;  // leading zeros: no value, no overflow
+  const std::size_t significant = text.size() - i;
+  if (significant > safe_digits<Base> + 1 || (Base == 16 && significant > safe_digits<Base>)) {
+    // Too long for 64 bits: from_chars fails on it, for junk or for range alike.
+    return std::nullopt;
+  }
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value, hex ? 16 : 10);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  for (; i < text.size(); ++i) {
+    const unsigned digit = hex_digits[static_cast<unsigned char>(text[i])];
+    if (digit >= Base) return std::nullopt;
+    if (significant > safe_digits<Base> && value > (max - digit) / Base) return std::nullopt;
+    value = value * Base + digit;
+  }
   return value;
 }
 
+}  // namespace
+
+// As std::from_chars for uint64 in base 10 or 16 (no sign, no junk, no overflow), written out:
+// thread ids, nids, tids and lock addresses of every dump go through it.
+std::optional<std::uint64_t> parse_uint(std::string_view text, bool hex) {
+  if (!hex && starts_with(text, "0x")) text.remove_prefix(2), hex = true;
+  if (text.empty()) return std::nullopt;
+  return hex ? digits_of<16>(text) : digits_of<10>(text);
+}
+
 std::optional<HeaderFields> parse_thread_header(std::string_view line) {
-  if (line.empty() || line.front() != '"') return std::nullopt;
-  HeaderFields h;
+  std::optional<HeaderFields> out;  // one object returned on every path: built in place, never copied
+  if (line.empty() || line.front() != '"') return out;
+  HeaderFields& h = out.emplace();
   std::string_view s = rtrim(line);
   if (!s.empty() && s.back() == ']') {
     const auto open = s.rfind('[');
@@ -143,13 +235,16 @@ std::optional<HeaderFields> parse_thread_header(std::string_view line) {
       s = rtrim(s.substr(0, open));
     }
   }
-  const auto tid_at = s.rfind(" tid=");
-  if (tid_at == std::string_view::npos) return std::nullopt;
-  parse_tail(s.substr(tid_at + 5), h);
-  auto name = strip_fields(s.substr(0, tid_at), h);
-  if (!name || !h.tid) return std::nullopt;
-  h.name = *name;
-  return h;
+  const auto tid_at = rfind_tid(s);
+  if (tid_at != std::string_view::npos) {
+    parse_tail(s.substr(tid_at + 5), h);
+    if (auto name = strip_fields(s.substr(0, tid_at), h); name && h.tid) {
+      h.name = *name;
+      return out;
+    }
+  }
+  out.reset();
+  return out;
 }
 
 std::optional<HeaderFields> parse_plain_header(std::string_view line) {

@@ -3,6 +3,8 @@
 // JDK prints (older or newer JDKs, damaged files); real dumps are used elsewhere.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "lockwatch/model/canonical.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
 #include "test_support.hpp"
@@ -276,4 +278,27 @@ TEST_CASE("parser: an unreadable thread header does not hand its state and locks
   CHECK(d.threads[0].locks.empty());
   CHECK(d.threads[0].frames.size() == 1);
   CHECK(d.stats.unknown_lines >= 4);
+}
+
+TEST_CASE("parser: a repeated #id opens the next dump, after thousands of ids and across dumps", "[parser][dump]") {
+  const auto thread = [](int id) {
+    return "\"t" + std::to_string(id) + "\" #" + std::to_string(id) + " prio=5 os_prio=0 tid=0x" + std::to_string(id + 1) +
+           " nid=0x1 runnable  [0x1]\n   java.lang.Thread.State: RUNNABLE\n\tat a.B.c(B.java:1)\n\n";
+  };
+  // 5000 distinct ids (the id set grows several times), then #7 again: a second dump without
+  // its "Full thread dump" line, whose own ids start afresh.
+  std::string text = "Full thread dump X:\n\n";
+  for (int id = 1; id <= 5000; ++id) text += thread(id);
+  for (int id : {7, 8, 5000, 1}) text += thread(id);
+  text += thread(7);  // repeats within the second dump: a third one
+  text += "Full thread dump X:\n\n";
+  for (int id = 4990; id <= 5010; ++id) text += thread(id);  // a new dump: the same ids are no repeat
+  const auto dumps = parser::parse_dumps(text);
+  REQUIRE(dumps.size() == 4);
+  CHECK(dumps[0].threads.size() == 5000);
+  CHECK(dumps[1].threads.size() == 4);
+  CHECK(dumps[2].threads.size() == 1);
+  CHECK(dumps[3].threads.size() == 21);
+  CHECK(dumps[1].threads.front().java_id == 7u);
+  CHECK(dumps[3].threads.back().java_id == 5010u);
 }

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
+#include <vector>
 
 #include "lockwatch/analysis/lock_graph.hpp"
 #include "lockwatch/analysis/pools.hpp"
 #include "lockwatch/analysis/sites.hpp"
+#include "lockwatch/parser/dump_parser.hpp"
 #include "test_support.hpp"
 
 using namespace lockwatch;
@@ -365,4 +368,36 @@ TEST_CASE("lock graph: forks of ForkJoinPool idle like the JDK's", "[analysis][g
     const auto g = analysis::build_lock_graph(dump_of(thread_block("default-dispatcher-5", 10, "WAITING (parking)", body)));
     CHECK(g.waits.empty());
   }
+}
+
+TEST_CASE("lock graph: waits grouped by key - every wait once, one key per group, in order of first wait", "[analysis][graph]") {
+  std::size_t grouped = 0;
+  for (const auto& file : test::files_below(test::captured_dir())) {
+    for (const auto& dump : parser::parse_dumps(test::read_file(file))) {
+      const auto g = analysis::build_lock_graph(dump);
+      const auto groups = analysis::group_waits_by_key(g);
+      INFO(file.string());
+      REQUIRE(groups.waits.size() == g.waits.size());
+      REQUIRE(groups.begin.size() == (g.waits.empty() ? 1 : groups.size() + 1));
+      std::vector<bool> seen(g.waits.size(), false);
+      auto key = [&](std::uint32_t w) { return std::tuple{g.waits[w].kind, g.waits[w].lock_class, g.waits[w].site}; };
+      std::size_t previous_first = 0;
+      for (std::size_t k = 0; k < groups.size(); ++k) {
+        const auto first = groups.waits[groups.begin[k]];
+        CHECK((k == 0 || first > previous_first));  // groups in order of their first wait
+        previous_first = first;
+        for (auto i = groups.begin[k]; i < groups.begin[k + 1]; ++i) {
+          const auto w = groups.waits[i];
+          CHECK_FALSE(seen[w]);
+          seen[w] = true;
+          CHECK(key(w) == key(first));
+          if (i > groups.begin[k]) CHECK(w > groups.waits[i - 1]);  // waits in graph order
+        }
+        for (std::size_t j = k + 1; j < groups.size(); ++j) CHECK(key(groups.waits[groups.begin[j]]) != key(first));
+      }
+      CHECK(std::all_of(seen.begin(), seen.end(), [](bool b) { return b; }));
+      grouped += g.waits.size();
+    }
+  }
+  CHECK(grouped > 100);
 }

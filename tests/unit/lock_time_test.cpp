@@ -190,6 +190,30 @@ TEST_CASE("lock time: CPU per pool from cpu= deltas", "[analysis][lock_time]") {
   CHECK(top[1].cpu_seconds == Approx(1.0));
 }
 
+TEST_CASE("lock time: CPU deltas follow thread_identity(): #id, else the name", "[analysis][lock_time]") {
+  // A VM thread prints no #id: it is known by its name. A thread named "#5" without an #id
+  // has the identity "#5", the same as the thread with #id 5. Of two threads of one
+  // identity the one listed last counts, as a map keyed by identity would keep it.
+  const auto vm = [](const char* name, double cpu_ms) {
+    return std::string("\"") + name + "\" os_prio=0 cpu=" + std::to_string(cpu_ms) + "ms elapsed=100.00s tid=0x9 nid=0x9 runnable  \n\n";
+  };
+  const auto named_like_id = [](double cpu_ms) {
+    return "\"#5\" prio=5 os_prio=0 cpu=" + std::to_string(cpu_ms) + "ms elapsed=100.00s tid=0x8 nid=0x8 runnable  [0x1]\n" +
+           "   java.lang.Thread.State: RUNNABLE\n\tat Busy.spin(Busy.java:1)\n\n";
+  };
+  const auto worker = header("worker", 5, 100, "runnable") + "   java.lang.Thread.State: RUNNABLE\n\tat Busy.spin(Busy.java:1)\n\n";
+  analysis::LockTime lt;
+  add(lt, dump(worker + vm("VM Thread", 10) + vm("dup", 10) + vm("dup", 20)), 0, 1);
+  const auto second = add(lt, dump(named_like_id(400) + vm("VM Thread", 25) + vm("dup", 50)), 1, 1);
+  CHECK(second.pool_cpu_seconds.at("#N") == Approx(0.3));  // "#5" is #5: 400 - 100 ms
+  CHECK(second.pool_cpu_seconds.at("VM Thread") == Approx(0.015));
+  CHECK(second.pool_cpu_seconds.at("dup") == Approx(0.030));  // against the later "dup" (20 ms)
+  // Thread identities the other way round: #5 after a thread named "#5".
+  const auto third = add(lt, dump(worker + vm("VM Thread", 25)), 2, 1);
+  CHECK(third.pool_cpu_seconds.count("worker") == 0);  // 100 ms is less than the 400 ms before: a torn read, not counted
+  CHECK(third.pool_cpu_seconds.at("VM Thread") == Approx(0));
+}
+
 TEST_CASE("lock time: dump timestamps", "[analysis][lock_time]") {
   CHECK(analysis::parse_dump_timestamp("1970-01-02 00:00:01") == Approx(86401));
   CHECK(*analysis::parse_dump_timestamp("2026-11-30 09:30:45") - *analysis::parse_dump_timestamp("2026-11-30 09:30:44") == Approx(1));

@@ -2,9 +2,13 @@
 // Collapsed stacks from the parsed model: the same for Thread.print text and JSON dumps.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "lockwatch/analysis/stacks.hpp"
+#include "lockwatch/parser/dump_parser.hpp"
 #include "test_support.hpp"
 
 using namespace lockwatch;
@@ -27,6 +31,34 @@ std::size_t threads_in(const model::ThreadDump& dump, model::ThreadState state) 
   std::size_t n = 0;
   for (const auto& t : dump.threads) n += t.state == state && !t.frames.empty() ? 1u : 0u;
   return n;
+}
+
+// collapse() as first written: a string per thread, sorted, equal neighbours merged. The
+// grouped version must give exactly this.
+std::vector<analysis::CollapsedStack> collapse_per_thread(const model::ThreadDump& dump) {
+  std::vector<analysis::CollapsedStack> all;
+  for (const auto& t : dump.threads) {
+    if (t.frames.empty()) continue;
+    std::string stack;
+    for (auto it = t.frames.rbegin(); it != t.frames.rend(); ++it) {
+      if (!stack.empty()) stack.push_back(';');
+      for (char c : model::frame_method(it->text)) stack.push_back(c == ';' || c == ' ' ? '_' : c);
+    }
+    all.push_back({stack, t.state, 1});
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return std::tie(a.stack, a.state) < std::tie(b.stack, b.state); });
+  std::vector<analysis::CollapsedStack> merged;
+  for (auto& s : all) {
+    if (!merged.empty() && merged.back().stack == s.stack && merged.back().state == s.state) ++merged.back().threads;
+    else merged.push_back(std::move(s));
+  }
+  return merged;
+}
+
+bool same_lines(const std::vector<analysis::CollapsedStack>& a, const std::vector<analysis::CollapsedStack>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.stack == y.stack && x.state == y.state && x.threads == y.threads;
+  });
 }
 
 }  // namespace
@@ -90,4 +122,38 @@ TEST_CASE("stacks: semicolons and spaces inside a frame cannot break the format"
   analysis::StackHistory h;
   h.add(1, dump);
   CHECK(h.collapsed("RUNNABLE") == "x.Y.run;a.b_c_d.e 1\n");
+}
+
+TEST_CASE("stacks: grouped collapse gives the per-thread result on every real dump", "[analysis][stacks]") {
+  std::size_t dumps = 0;
+  for (const auto& dir : {test::corpus_dir(), test::captured_dir()}) {
+    for (const auto& file : test::files_below(dir)) {
+      for (const auto& dump : lockwatch::parser::parse_dumps(test::read_file(file))) {
+        INFO(file.string());
+        CHECK(same_lines(analysis::collapse(dump), collapse_per_thread(dump)));
+        ++dumps;
+      }
+    }
+  }
+  CHECK(dumps > 50);
+}
+
+TEST_CASE("stacks: threads apart only in line numbers, or in ';' against '_', make one line", "[analysis][stacks]") {
+  const auto thread = [](int id, const char* state, const char* top) {
+    return "\"t" + std::to_string(id) + "\" #" + std::to_string(id) + " prio=5 os_prio=0 tid=0x" + std::to_string(id) +
+           " nid=0x2 runnable  [0x1]\n   java.lang.Thread.State: " + state + "\n\tat " + top + "\n\tat x.Y.run(Y.java:2)\n\n";
+  };
+  const auto dump = test::parse_one("Full thread dump X:\n\n" + thread(1, "RUNNABLE", "a.B.c(B.java:10)") +
+                                    thread(2, "RUNNABLE", "a.B.c(B.java:11)") + thread(3, "BLOCKED", "a.B.c(B.java:10)") +
+                                    thread(4, "RUNNABLE", "a.B;c(B.java:12)") + thread(5, "RUNNABLE", "a.B_c(B.java:13)") +
+                                    thread(6, "RUNNABLE", "a.B.c(B.java:10)"));
+  const auto lines = analysis::collapse(dump);
+  CHECK(same_lines(lines, collapse_per_thread(dump)));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].stack == "x.Y.run;a.B.c");
+  CHECK(lines[0].state == model::ThreadState::runnable);
+  CHECK(lines[0].threads == 3);  // lines 10, 11 and 10 again
+  CHECK(lines[1].state == model::ThreadState::blocked);
+  CHECK(lines[2].stack == "x.Y.run;a.B_c");
+  CHECK(lines[2].threads == 2);  // "a.B;c" is written "a.B_c": the same line as the real "a.B_c"
 }

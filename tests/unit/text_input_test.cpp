@@ -97,3 +97,21 @@ TEST_CASE("transcoder: Latin-1 and short inputs pass through as bytes", "[parser
   CHECK(decode("x", 1) == "x");
   CHECK(decode("", 1).empty());
 }
+
+TEST_CASE("transcoder: only the first 4 bytes decide; a whole input in one chunk is not copied", "[parser][input]") {
+  Transcoder t;
+  std::string out;
+  const std::string reply = "2024-05-01 12:00:00\nFull thread dump X:\n";
+  // feed_head takes the deciding bytes only: the caller keeps the rest and routes it as is.
+  CHECK(t.feed_head(std::string_view(reply).substr(0, 2), out) == 2);
+  CHECK_FALSE(t.decided());
+  CHECK(t.feed_head(std::string_view(reply).substr(2), out) == 2);  // 2 more make 4
+  CHECK(t.decided());
+  CHECK(t.passthrough());
+  CHECK(out == "2024");
+  CHECK(t.feed_head(reply, out) == 0);  // decided: nothing more to take
+  // UTF-16 in one chunk: the same text whatever the first chunk's size.
+  const std::u16string text = u"Full thread dump \u00fc\n";
+  for (std::size_t chunk = 1; chunk <= 9; ++chunk) CHECK(decode(utf16le(text, true), chunk) == decode(utf16le(text, true), 1000));
+  CHECK(decode(utf16le(text, false), 1000) == "Full thread dump \xC3\xBC\n");
+}

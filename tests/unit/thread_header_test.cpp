@@ -2,10 +2,46 @@
 // Header lines as real JDKs print them (from the public corpus and local captures).
 #include <catch2/catch.hpp>
 
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "thread_header.hpp"
 
 using lockwatch::parser::detail::parse_plain_header;
 using lockwatch::parser::detail::parse_thread_header;
+using lockwatch::parser::detail::parse_uint;
+
+namespace {
+
+// What std::from_chars reads: the definition the parser's own number readers must meet.
+std::optional<std::uint64_t> from_chars_uint(std::string_view text, bool hex) {
+  if (!hex && text.substr(0, 2) == "0x") text.remove_prefix(2), hex = true;
+  if (text.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value, hex ? 16 : 10);
+  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> from_chars_decimal(std::string text) {
+  for (char& c : text)
+    if (c == ',') c = '.';
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string header_with(const std::string& fields) {
+  return "\"w\" #1 daemon " + fields + " tid=0x7f00 nid=0x2 runnable  [0x7f00]";
+}
+
+}  // namespace
 
 TEST_CASE("thread header: JDK 6 without #id, one space before the bracket", "[parser][header]") {
   auto h = parse_thread_header(R"("Attach Listener" daemon prio=10 tid=0x00002aaab74c5000 nid=0x2ea5 waiting on condition [0x0000000000000000])");
@@ -164,4 +200,68 @@ TEST_CASE("dump_to_file plain headers: JDK 21-24 and 25", "[parser][header]") {
   CHECK_FALSE(platform->is_virtual);
   CHECK(platform->status == "RUNNABLE");
   CHECK_FALSE(parse_plain_header("#12 not a header"));
+}
+
+TEST_CASE("thread header: numbers are read exactly as std::from_chars reads them", "[parser][header]") {
+  std::vector<std::string> cases{"", "0", "00", "0x", "0x0", "0x0x1", "x1", "-1", "+1", " 1", "1 ", "1a", "1A", "g",
+                                 "18446744073709551615", "18446744073709551616", "99999999999999999999",
+                                 "000000000000000000000018446744073709551615", "0000000000000000000000018446744073709551616",
+                                 "ffffffffffffffff", "FFFFFFFFFFFFFFFF", "10000000000000000", "0000ffffffffffffffff",
+                                 "fFfF", "0x00007f5abc125d70", "7f5abc125d70"};
+  // Random digits, hex digits and junk of every length up to 24.
+  std::mt19937 rng(42);
+  const std::string alphabet = "0123456789abcdefABCDEFxg-";
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng() % 25, '0');
+    for (char& c : s) c = alphabet[rng() % (rng() % 4 == 0 ? alphabet.size() : 10)];
+    cases.push_back(s);
+  }
+  for (const auto& text : cases) {
+    INFO(text);
+    CHECK(parse_uint(text) == from_chars_uint(text, false));
+    CHECK(parse_uint(text, true) == from_chars_uint(text, true));
+  }
+}
+
+TEST_CASE("thread header: cpu= and elapsed= are the doubles std::from_chars makes, to the bit", "[parser][header]") {
+  std::vector<std::string> cases{"0.37", "637,81", "814.24", "0", "0.0", ".5", "5.", ".", "", "1.2.3", "1e3", "-1.5", "+1",
+                                 "inf", "nan", "0.1", "0.3", "123456789012345", "1234567890123456", "12345678901234567890",
+                                 "0.000000000000001", "0.0000000000000001", "99999.999999999", "000000000000000000000.1",
+                                 "16155.48", "59356.14", "1576.91"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    const auto digits = 1 + rng() % 18;
+    const auto mark = rng() % (digits + 2);
+    for (unsigned d = 0; d < digits; ++d) {
+      if (d == mark) s.push_back(rng() % 3 == 0 ? ',' : '.');
+      s.push_back(static_cast<char>('0' + rng() % 10));
+    }
+    cases.push_back(s);
+  }
+  for (const auto& text : cases) {
+    INFO(text);
+    const auto expected = from_chars_decimal(text);
+    const auto h = parse_thread_header(header_with("prio=5 os_prio=0 cpu=" + text + "ms elapsed=" + text + "s"));
+    // A value that is no number is no header field: the header does not parse.
+    REQUIRE(h.has_value() == expected.has_value());
+    if (!expected) continue;
+    // Exact: the same bits (NaN included), not an approximation.
+    CHECK(std::bit_cast<std::uint64_t>(*h->cpu_ms) == std::bit_cast<std::uint64_t>(*expected));
+    CHECK(std::bit_cast<std::uint64_t>(*h->elapsed_s) == std::bit_cast<std::uint64_t>(*expected));
+  }
+}
+
+TEST_CASE("thread header: prio and os_prio take what an int holds, and nothing else", "[parser][header]") {
+  for (const auto& [text, value] : std::vector<std::pair<std::string, std::optional<int>>>{
+           {"5", 5}, {"0", 0}, {"-1", -1}, {"007", 7}, {"2147483647", 2147483647}, {"-2147483648", -2147483647 - 1},
+           {"2147483648", std::nullopt}, {"-2147483649", std::nullopt}, {"99999999999", std::nullopt}, {"-", std::nullopt},
+           {"", std::nullopt}, {"+5", std::nullopt}, {"5x", std::nullopt}, {"--5", std::nullopt}}) {
+    INFO(text);
+    const auto h = parse_thread_header(header_with("prio=" + text + " os_prio=" + text));
+    REQUIRE(h.has_value() == value.has_value());
+    if (!value) continue;
+    CHECK(h->prio == *value);
+    CHECK(h->os_prio == *value);
+  }
 }

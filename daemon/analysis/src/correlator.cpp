@@ -2,8 +2,12 @@
 #include "lockwatch/analysis/correlator.hpp"
 
 #include <algorithm>
-#include <set>
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "lockwatch/analysis/sites.hpp"
 #include "lockwatch/analysis/virtual_threads.hpp"
@@ -54,15 +58,36 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
     s.deadlocks.push_back(std::move(d));
   }
   s.pools = group_pools(dump);
+  std::string pool;  // reused: no allocation per waiting thread
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    if (auto pool = pool_of(t.name)) ++s.waiting_by_pool[*pool][t.state];
+    if (!pool_into(t.name, pool)) continue;
+    auto it = s.waiting_by_pool.find(pool);
+    if (it == s.waiting_by_pool.end()) it = s.waiting_by_pool.try_emplace(pool).first;
+    ++it->second[t.state];
   }
   s.complete = dump.stats.complete;
   s.synchronizers_listed = dump.synchronizers_listed;
   s.unknown_lines = dump.stats.unknown_lines;
   return s;
 }
+
+// Interned views of equal strings are the same view: their addresses tell strings apart.
+std::uintptr_t address_of(std::string_view interned) { return reinterpret_cast<std::uintptr_t>(interned.data()); }
+
+// A holder counted once per lock key and dump: (key id, interned site, interned thread).
+struct SeenHolder {
+  std::uint32_t key = 0;
+  std::uintptr_t site = 0;
+  std::uintptr_t thread = 0;
+  bool operator==(const SeenHolder&) const = default;
+};
+struct SeenHolderHash {
+  std::size_t operator()(const SeenHolder& h) const noexcept {
+    const std::uint64_t x = (h.site * 0x9E3779B97F4A7C15ull) ^ (h.thread * 0xBF58476D1CE4E5B9ull) ^ h.key;
+    return static_cast<std::size_t>(x ^ (x >> 31));
+  }
+};
 
 void sort_holders(std::vector<HolderCount>& holders) {
   std::sort(holders.begin(), holders.end(), [](const auto& a, const auto& b) {
@@ -100,17 +125,15 @@ Correlator::Id Correlator::Tables::name(std::string_view text) {
 Correlator::Id Correlator::Tables::key(LockKind kind, std::string_view lock_class, std::string_view site) {
   // Ids first: name() may grow `names`, which would leave a reference taken before it dangling.
   const Id class_id = name(lock_class), site_id = name(site);
-  Key k{kind, names[class_id], names[site_id]};
-  auto [it, added] = key_ids.try_emplace(k, static_cast<Id>(keys.size()));
-  if (added) keys.push_back(k);
+  auto [it, added] = key_ids.try_emplace(IdTriple{static_cast<Id>(kind), class_id, site_id}, static_cast<Id>(keys.size()));
+  if (added) keys.push_back(Key{kind, names[class_id], names[site_id]});
   return it->second;
 }
 
 Correlator::Id Correlator::Tables::holder(std::string_view thread, std::string_view site, std::string_view busy_at) {
   const Id thread_id = name(thread), site_id = name(site), busy_id = name(busy_at);
-  HolderRef h{names[thread_id], names[site_id], names[busy_id]};
-  auto [it, added] = holder_ids.try_emplace(h, static_cast<Id>(holders.size()));
-  if (added) holders.push_back(h);
+  auto [it, added] = holder_ids.try_emplace(IdTriple{thread_id, site_id, busy_id}, static_cast<Id>(holders.size()));
+  if (added) holders.push_back(HolderRef{names[thread_id], names[site_id], names[busy_id]});
   return it->second;
 }
 
@@ -126,14 +149,19 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) {
   const LockGraph g = build_lock_graph(dump);
   Sample s;
   s.summary = summarize(dump, g, time_s, options_.named_waiters);
-  auto holder_id = [&](const Held& h) { return tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at); };
+  // The holder of each held lock, interned once: hundreds of waiters may share one.
+  std::vector<Id> held_holder(g.held.size());
   s.held.reserve(g.held.size());
-  for (const auto& h : g.held) s.held.push_back({h.address, tables_.name(h.lock_class), holder_id(h), h.kind});
+  for (std::size_t i = 0; i < g.held.size(); ++i) {
+    const auto& h = g.held[i];
+    held_holder[i] = tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at);
+    s.held.push_back({h.address, tables_.name(h.lock_class), held_holder[i], h.kind});
+  }
   s.waits.reserve(g.waits.size());
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
     s.waits.push_back({w.address.value_or(0), tables_.key(w.kind, w.lock_class, w.site), tables_.name(t.name),
-                       w.held ? holder_id(g.held[*w.held]) : none, small_id(t.java_id)});
+                       w.held ? held_holder[*w.held] : none, small_id(t.java_id)});
     if (t.is_virtual && s.waits.back().java_id != none) s.virtual_waiters.push_back(s.waits.back().java_id);
   }
   std::sort(s.virtual_waiters.begin(), s.virtual_waiters.end());
@@ -209,26 +237,38 @@ void Correlator::evict_for_bytes() {
 void Correlator::compact() {
   adds_since_compaction_ = 0;
   Tables fresh;
+  // Each old id is looked up in the fresh tables once, then translated by index: a window
+  // of hundreds of dumps repeats the same keys, names and holders thousands of times.
+  std::vector<Id> name_map(tables_.names.size(), none), key_map(tables_.keys.size(), none),
+      holder_map(tables_.holders.size(), none);
+  auto name = [&](Id id) {
+    Id& to = name_map[id];
+    if (to == none) to = fresh.name(tables_.names[id]);
+    return to;
+  };
+  auto key = [&](Id id) {
+    Id& to = key_map[id];
+    if (to == none) {
+      const auto& k = tables_.keys[id];
+      to = fresh.key(k.kind, k.lock_class, k.site);
+    }
+    return to;
+  };
   auto holder = [&](Id id) {
     if (id == none) return none;
-    const auto& h = tables_.holders[id];
-    return fresh.holder(h.thread, h.site, h.busy_at);
+    Id& to = holder_map[id];
+    if (to == none) {
+      const auto& h = tables_.holders[id];
+      to = fresh.holder(h.thread, h.site, h.busy_at);
+    }
+    return to;
   };
   for (auto& s : samples_) {
-    for (auto& o : s.waits) {
-      const auto& k = tables_.keys[o.key];
-      o.key = fresh.key(k.kind, k.lock_class, k.site), o.thread = fresh.name(tables_.names[o.thread]), o.holder = holder(o.holder);
-    }
-    for (auto& h : s.held) h.lock_class = fresh.name(tables_.names[h.lock_class]), h.holder = holder(h.holder);
+    for (auto& o : s.waits) o.key = key(o.key), o.thread = name(o.thread), o.holder = holder(o.holder);
+    for (auto& h : s.held) h.lock_class = name(h.lock_class), h.holder = holder(h.holder);
     for (auto& [wait, h] : s.inferred) h = holder(h);
-    for (auto& [key, n] : s.transitive) {
-      const auto& k = tables_.keys[key];
-      key = fresh.key(k.kind, k.lock_class, k.site);
-    }
-    for (auto& [key, h] : s.key_holder) {
-      const auto& k = tables_.keys[key];
-      key = fresh.key(k.kind, k.lock_class, k.site), h = holder(h);
-    }
+    for (auto& [k, n] : s.transitive) k = key(k);
+    for (auto& [k, h] : s.key_holder) k = key(k), h = holder(h);
     std::sort(s.key_holder.begin(), s.key_holder.end());
   }
   tables_ = std::move(fresh);
@@ -292,20 +332,20 @@ void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
   }
 }
 
-void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const {
+void Correlator::count_waits(std::unordered_map<Id, Tally>& locks, ResolutionCounts& total) const {
   const std::size_t first_named = samples_.size() > options_.named_dumps ? samples_.size() - options_.named_dumps : 0;
   for (std::size_t i = 0; i < samples_.size(); ++i) {
-    std::map<Key, LockInDump> in_dump;
-    std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;  // once per dump
+    std::unordered_map<Id, LockInDump> in_dump;
+    // (key, holder site, holder thread) once per dump: interned, so addresses tell strings apart.
+    std::unordered_set<SeenHolder, SeenHolderHash> holders_seen;
     visit_waits(i, [&](const Observation& o, const std::optional<HolderRef>& holder, std::optional<Resolution> r) {
-      const auto& key = key_of(o);
-      auto& lock = locks[key];
-      auto& here = in_dump[key];
+      auto& lock = locks[o.key];
+      auto& here = in_dump[o.key];
       ++lock.summary.wait_observations;
       if (here.waiters.size() < options_.named_waiters) here.waiters.emplace_back(tables_.names[o.thread]);
       else ++here.more_waiters;
       if (r) lock.summary.resolution.add(*r), total.add(*r);
-      if (holder && holders_seen.insert({key, holder->site, holder->thread}).second) {
+      if (holder && holders_seen.insert({o.key, address_of(holder->site), address_of(holder->thread)}).second) {
         ++lock.busy[{holder->site, holder->thread}][holder->busy_at];
         if (here.holders.size() < options_.named_waiters) here.holders.emplace_back(holder->thread);
       }
@@ -324,14 +364,27 @@ void Correlator::count_waits(std::map<Key, Tally>& locks, ResolutionCounts& tota
 
 SampleTally Correlator::tally(std::size_t index) const {
   SampleTally t;
-  std::set<std::tuple<Key, std::string_view, std::string_view>> holders_seen;
+  // Counted by interned key first: a LockKey (two strings) is built once per lock, not once
+  // per waiter. Holders count once per (key, site, thread); interned views of equal strings
+  // are the same view, so their addresses tell them apart.
+  std::unordered_map<Id, std::uint32_t> waiters;
+  std::vector<std::tuple<Id, std::uintptr_t, std::uintptr_t, std::string_view>> holders;
   visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, std::optional<Resolution> r) {
-    const auto& key = key_of(o);
-    ++t.waiters[to_key(key)];
+    ++waiters[o.key];
     if (r) t.resolution.add(*r);
-    if (holder && holders_seen.insert({key, holder->site, holder->thread}).second)
-      ++t.holders[{key.kind, std::string(key.lock_class), std::string(holder->site)}];
+    if (holder) holders.emplace_back(o.key, address_of(holder->site), address_of(holder->thread), holder->site);
   });
+  for (const auto& [key, n] : waiters) t.waiters[to_key(tables_.keys[key])] += n;
+  std::sort(holders.begin(), holders.end());
+  holders.erase(std::unique(holders.begin(), holders.end(),
+                            [](const auto& a, const auto& b) {
+                              return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
+                            }),
+                holders.end());
+  for (const auto& [key, site_at, thread_at, site] : holders) {
+    const auto& k = tables_.keys[key];
+    ++t.holders[{k.kind, std::string(k.lock_class), std::string(site)}];
+  }
   for (const auto& [key, n] : samples_[index].transitive) t.transitive[to_key(tables_.keys[key])] = n;
   return t;
 }
@@ -357,24 +410,37 @@ std::vector<HolderCount> holder_counts(const auto& busy) {
 }  // namespace
 
 std::vector<StuckThread> Correlator::stuck_threads() const {
-  // A thread is its #id when printed (never reused in a JVM), else its name.
-  using Identity = std::pair<std::optional<std::uint64_t>, std::string_view>;
-  auto identity = [this](const Observation& o) {
-    return o.java_id != none ? Identity{o.java_id, {}} : Identity{std::nullopt, tables_.names[o.thread]};
+  // A thread is its #id when printed (never reused in a JVM), else its name; both as one
+  // number here (names are interned ids), so no string is compared per wait.
+  auto identity = [](const Observation& o) {
+    return o.java_id != none ? (std::uint64_t{1} << 32) | o.java_id : std::uint64_t{o.thread};
   };
-  std::map<Identity, std::pair<Key, std::uint32_t>> current;  // the run each thread is in
-  std::map<std::pair<Identity, Key>, std::pair<const Observation*, std::uint32_t>> longest;
-  std::set<Identity> virtual_ids;  // threads seen waiting as virtual threads
+  struct Run {
+    Id key = 0;
+    std::uint32_t samples = 0;
+  };
+  struct Best {
+    const Observation* at = nullptr;
+    std::uint32_t samples = 0;
+  };
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::uint64_t, Id>& p) const noexcept {
+      const std::uint64_t x = (p.first * 0x9E3779B97F4A7C15ull) ^ p.second;
+      return static_cast<std::size_t>(x ^ (x >> 29));
+    }
+  };
+  std::unordered_map<std::uint64_t, Run> current;  // the run each thread is in
+  std::unordered_map<std::pair<std::uint64_t, Id>, Best, PairHash> longest;
+  std::unordered_set<std::uint64_t> virtual_ids;  // threads seen waiting as virtual threads
   for (const auto& s : samples_) {
-    std::map<Identity, std::pair<Key, std::uint32_t>> next;
+    std::unordered_map<std::uint64_t, Run> next;
     for (const auto& o : s.waits) {
       const auto id = identity(o);
       auto it = current.find(id);
-      const auto& key = key_of(o);
-      const std::uint32_t run = (it != current.end() && it->second.first == key ? it->second.second : 0) + 1;
-      auto& best = longest[{id, key}];
-      if (run > best.second) best = {&o, run};
-      next[id] = {key, run};
+      const std::uint32_t run = (it != current.end() && it->second.key == o.key ? it->second.samples : 0) + 1;
+      auto& best = longest[{id, o.key}];
+      if (run > best.samples) best = {&o, run};
+      next[id] = {o.key, run};
       if (std::binary_search(s.virtual_waiters.begin(), s.virtual_waiters.end(), o.java_id)) virtual_ids.insert(id);
     }
     // A text sample between JSON samples cannot see virtual threads: it neither extends nor
@@ -384,12 +450,26 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
         if (virtual_ids.count(id) && !next.count(id)) next.emplace(id, run);
     current = std::move(next);
   }
-  std::vector<StuckThread> out;
+  // In the order of (thread, lock) - the #id or name, then the key - before the longest runs
+  // go first, as the report has always listed them.
+  std::vector<const Best*> found;
   for (const auto& [key, best] : longest)
-    if (best.second >= options_.stuck_samples)
-      out.push_back({std::string(tables_.names[best.first->thread]),
-                     best.first->java_id != none ? std::optional<std::uint64_t>(best.first->java_id) : std::nullopt,
-                     to_key(tables_.keys[best.first->key]), best.second});
+    if (best.samples >= options_.stuck_samples) found.push_back(&best);
+  auto order = [this](const Observation& o) {
+    using Identity = std::pair<std::optional<std::uint64_t>, std::string_view>;
+    const Identity id = o.java_id != none ? Identity{o.java_id, {}} : Identity{std::nullopt, tables_.names[o.thread]};
+    return std::pair{id, std::cref(key_of(o))};
+  };
+  std::sort(found.begin(), found.end(), [&](const Best* a, const Best* b) {
+    const auto x = order(*a->at), y = order(*b->at);
+    if (x.first != y.first) return x.first < y.first;
+    return x.second.get() < y.second.get();
+  });
+  std::vector<StuckThread> out;
+  for (const auto* best : found)
+    out.push_back({std::string(tables_.names[best->at->thread]),
+                   best->at->java_id != none ? std::optional<std::uint64_t>(best->at->java_id) : std::nullopt,
+                   to_key(tables_.keys[best->at->key]), best->samples});
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.samples > b.samples; });
   return out;
 }
@@ -397,9 +477,15 @@ std::vector<StuckThread> Correlator::stuck_threads() const {
 SequenceReport Correlator::report() const {
   SequenceReport r;
   for (const auto& s : samples_) r.dumps.push_back(s.summary);
-  std::map<Key, Tally> locks;
+  std::unordered_map<Id, Tally> locks;
   count_waits(locks, r.resolution);
-  for (auto& [key, tally] : locks) {
+  // In key order before the most observed go first, as the report has always listed them.
+  std::vector<std::pair<const Key*, Tally*>> by_key;
+  for (auto& [id, tally] : locks) by_key.emplace_back(&tables_.keys[id], &tally);
+  std::sort(by_key.begin(), by_key.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  for (auto& [key_at, tally_at] : by_key) {
+    const Key& key = *key_at;
+    Tally& tally = *tally_at;
     tally.summary.key = to_key(key);
     tally.summary.holders = holder_counts(tally.busy);
     sort_holders(tally.summary.holders);

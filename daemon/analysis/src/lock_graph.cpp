@@ -2,9 +2,11 @@
 #include "lockwatch/analysis/lock_graph.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "lockwatch/analysis/sites.hpp"
 
@@ -144,8 +146,9 @@ std::vector<Cycle> find_cycles(const LockGraph& g, std::size_t threads) {
   const auto next = next_hops(g, threads);
   std::vector<std::uint8_t> color(threads, 0);  // 0 new, 1 on the current path, 2 done
   std::vector<Cycle> cycles;
+  std::vector<std::uint32_t> path;  // reused: one allocation, not one per thread
   for (std::uint32_t start = 0; start < threads; ++start) {
-    std::vector<std::uint32_t> path;
+    path.clear();
     std::optional<std::uint32_t> at = start;
     while (at && color[*at] == 0) color[*at] = 1, path.push_back(*at), at = next[*at];
     if (at && color[*at] == 1) {
@@ -311,15 +314,56 @@ std::string_view to_string(LockKind kind) noexcept {
   return "monitor";
 }
 
+namespace {
+
+struct KeyView {
+  LockKind kind;
+  std::string_view lock_class;
+  std::string_view site;
+  bool operator==(const KeyView&) const = default;
+};
+
+struct KeyViewHash {
+  std::size_t operator()(const KeyView& k) const noexcept {
+    const std::size_t h = std::hash<std::string_view>{}(k.lock_class) * 31 + std::hash<std::string_view>{}(k.site);
+    return h * 4 + static_cast<std::size_t>(k.kind);
+  }
+};
+
+}  // namespace
+
+WaitGroups group_waits_by_key(const LockGraph& graph) {
+  std::unordered_map<KeyView, std::uint32_t, KeyViewHash> ids;
+  std::vector<std::uint32_t> group(graph.waits.size());
+  std::vector<std::uint32_t> count;
+  for (std::size_t i = 0; i < graph.waits.size(); ++i) {
+    const auto& w = graph.waits[i];
+    auto [it, added] = ids.try_emplace(KeyView{w.kind, w.lock_class, w.site}, static_cast<std::uint32_t>(count.size()));
+    if (added) count.push_back(0);
+    group[i] = it->second;
+    ++count[it->second];
+  }
+  WaitGroups out;
+  out.begin.assign(count.size() + 1, 0);
+  for (std::size_t k = 0; k < count.size(); ++k) out.begin[k + 1] = out.begin[k] + count[k];
+  out.waits.resize(graph.waits.size());
+  std::vector<std::uint32_t> next(out.begin.begin(), out.begin.end() - 1);
+  for (std::size_t i = 0; i < graph.waits.size(); ++i) out.waits[next[group[i]]++] = static_cast<std::uint32_t>(i);
+  return out;
+}
+
 LockGraph build_lock_graph(const model::ThreadDump& dump) {
   LockGraph g;
   std::vector<std::optional<WaitLine>> lines(dump.threads.size());
+  std::size_t most_waits = 0;  // threads with a wait line or BLOCKED: a bound on the waits
   for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
     const auto& t = dump.threads[i];
     lines[i] = wait_line(t);
+    if ((lines[i] && lines[i]->contends) || t.state == model::ThreadState::blocked) ++most_waits;
     collect_monitors(i, t, lines[i], g.held);
     collect_synchronizers(i, t, g.held);
   }
+  g.waits.reserve(most_waits);  // hundreds of waiters would otherwise move the vector ten times
   HolderIndex holders;
   holders.reserve(g.held.size());
   for (std::uint32_t k = 0; k < g.held.size(); ++k) holders.emplace_back(g.held[k].kind, g.held[k].address, k);

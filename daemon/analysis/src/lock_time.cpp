@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
+#include <iterator>
+#include <string_view>
+#include <tuple>
 
 #include "lockwatch/analysis/pools.hpp"
 #include "lockwatch/analysis/sites.hpp"
@@ -11,8 +13,11 @@
 namespace lockwatch::analysis {
 namespace {
 
+// The first byte before the rest: most of these prefixes fail there, without a call to memcmp.
 bool starts_with_any(std::string_view text, std::initializer_list<std::string_view> prefixes) noexcept {
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return text.starts_with(p); });
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) {
+    return text.size() >= p.size() && (p.empty() || text.front() == p.front()) && text.starts_with(p);
+  });
 }
 
 // Network JDBC drivers: a holder inside one waits for its database even when the socket
@@ -151,26 +156,85 @@ std::vector<std::pair<double, bool>> LockTime::track_holds(const model::ThreadDu
   return hold_s;
 }
 
+namespace {
+
+// "#<digits>" as std::to_string spells a number: a thread without an #id but with such a name
+// has the identity of the thread with that #id (thread_identity() makes the same string).
+std::optional<std::uint64_t> id_spelled_by(std::string_view name) {
+  if (name.size() < 2 || name.front() != '#' || (name[1] == '0' && name.size() > 2)) return std::nullopt;
+  std::uint64_t id = 0;
+  const char* end = name.data() + name.size();
+  auto [ptr, ec] = std::from_chars(name.data() + 1, end, id);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return id;
+}
+
+std::optional<std::uint64_t> numeric_identity(const model::ThreadInfo& t) {
+  return t.java_id ? t.java_id : id_spelled_by(t.name);
+}
+
+// Sorted by key; of equal keys only the last put stays (as a map's operator[] would keep it).
+template <class Entry>
+void keep_last_of_each(std::vector<Entry>& v) {
+  // Threads are listed in #id order as a rule: then there is nothing to sort or drop.
+  if (std::adjacent_find(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return !(a.first < b.first); }) == v.end()) return;
+  std::stable_sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  auto out = v.begin();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (std::next(it) != v.end() && std::next(it)->first == it->first) continue;
+    if (out != it) *out = std::move(*it);  // never onto itself: a moved-onto-itself string may empty
+    ++out;
+  }
+  v.erase(out, v.end());
+}
+
+}  // namespace
+
+void LockTime::PerThread::put(const model::ThreadInfo& t, double value) {
+  if (const auto id = numeric_identity(t)) by_id_.emplace_back(*id, value);
+  else by_name_.emplace_back(std::string(t.name), value);
+}
+
+void LockTime::PerThread::seal() {
+  keep_last_of_each(by_id_);
+  keep_last_of_each(by_name_);
+}
+
+const double* LockTime::PerThread::find(const model::ThreadInfo& t) const {
+  if (const auto id = numeric_identity(t)) {
+    auto it = std::lower_bound(by_id_.begin(), by_id_.end(), *id, [](const auto& e, std::uint64_t k) { return e.first < k; });
+    return it != by_id_.end() && it->first == *id ? &it->second : nullptr;
+  }
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), t.name,
+                             [](const auto& e, std::string_view k) { return std::string_view(e.first) < k; });
+  return it != by_name_.end() && it->first == t.name ? &it->second : nullptr;
+}
+
 // Per thread, the cpu= advance since the last sample that printed it. A thread not in that
 // sample counts with all its CPU only when its elapsed= says it was born since.
-std::map<std::string, double> LockTime::cpu_deltas(const model::ThreadDump& dump, LockTimeSample& out) {
-  std::map<std::string, double> now, delta;
+LockTime::PerThread LockTime::cpu_deltas(const model::ThreadDump& dump, LockTimeSample& out) {
+  PerThread now, delta;
   for (const auto& t : dump.threads)
-    if (t.cpu_ms) now[thread_identity(t)] = *t.cpu_ms;
+    if (t.cpu_ms) now.put(t, *t.cpu_ms);
+  now.seal();
   out.cpu_printed = !now.empty();
   if (now.empty()) return delta;
   const double gap = gaps_.empty() ? 0.0 : gaps_.back();
+  std::string pool;  // reused: a pool name per thread, no allocation
+  auto pool_cpu = out.pool_cpu_seconds.end();
   for (const auto& t : dump.threads) {
     if (!t.cpu_ms) continue;
-    const auto id = thread_identity(t);
     std::optional<double> d;
-    if (auto prev = last_cpu_ms_.find(id); prev != last_cpu_ms_.end()) d = *t.cpu_ms - prev->second;
+    if (const double* prev = last_cpu_ms_.find(t)) d = *t.cpu_ms - *prev;
     else if (seen_cpu_ && t.elapsed_s && *t.elapsed_s <= gap + 1.0) d = *t.cpu_ms;
     if (!d || *d < 0) continue;
-    delta[id] = *d;
-    const auto pool = pool_of(t.name);
-    out.pool_cpu_seconds[pool ? *pool : std::string(t.name)] += *d / 1000.0;
+    delta.put(t, *d);
+    if (!pool_into(t.name, pool)) pool.assign(t.name);
+    // A pool's members are listed mostly one after another: try the last entry first.
+    if (pool_cpu == out.pool_cpu_seconds.end() || pool_cpu->first != pool) pool_cpu = out.pool_cpu_seconds.try_emplace(pool, 0.0).first;
+    pool_cpu->second += *d / 1000.0;
   }
+  delta.seal();
   last_cpu_ms_ = std::move(now);
   seen_cpu_ = true;
   return delta;
@@ -178,25 +242,38 @@ std::map<std::string, double> LockTime::cpu_deltas(const model::ThreadDump& dump
 
 // One per held contended object per sample; a lock whose waiters have no holder in the dump
 // counts once as unseen. Resources have no holder and are left out.
-void LockTime::count_activity(const model::ThreadDump& dump, const LockGraph& graph,
-                              const std::map<std::string, double>& cpu_delta, LockTimeSample& out) {
-  std::set<std::uint32_t> waiting_threads;
-  for (const auto& w : graph.waits) waiting_threads.insert(w.thread);
-  std::set<std::size_t> counted_held;
-  std::set<std::tuple<LockKind, std::string_view, std::string_view, std::uint64_t>> unseen;
+void LockTime::count_activity(const model::ThreadDump& dump, const LockGraph& graph, const PerThread& cpu_delta,
+                              LockTimeSample& out) {
+  // By index, not in sets: a dump may show hundreds of waiting threads.
+  std::vector<bool> waiting_threads(dump.threads.size(), false);
+  for (const auto& w : graph.waits)
+    if (w.thread < waiting_threads.size()) waiting_threads[w.thread] = true;
+  std::vector<bool> counted_held(graph.held.size(), false);
+  // Waits whose holder is not in the dump count once per lock object: collected, made unique, counted.
+  std::vector<std::tuple<LockKind, std::string_view, std::string_view, std::uint64_t>> unseen;
   for (const auto& w : graph.waits) {
     if (w.kind == LockKind::resource) continue;
     if (!w.held || !w.holder) {
-      if (unseen.insert({w.kind, w.lock_class, w.site, w.address.value_or(0)}).second)
-        ++out.activity[{w.kind, std::string(w.lock_class), HolderActivity::unseen}];
+      unseen.emplace_back(w.kind, w.lock_class, w.site, w.address.value_or(0));
       continue;
     }
-    if (!counted_held.insert(*w.held).second) continue;
+    if (counted_held[*w.held]) continue;
+    counted_held[*w.held] = true;
     const auto& t = dump.threads[*w.holder];
-    const auto d = cpu_delta.find(thread_identity(t));
-    const auto a = classify_holder(t, waiting_threads.contains(*w.holder),
-                                   d == cpu_delta.end() ? std::nullopt : std::optional(d->second));
+    const double* d = cpu_delta.find(t);
+    const bool waits_itself = *w.holder < waiting_threads.size() && waiting_threads[*w.holder];
+    const auto a = classify_holder(t, waits_itself, d ? std::optional(*d) : std::nullopt);
     ++out.activity[{w.kind, std::string(w.lock_class), a}];
+  }
+  std::sort(unseen.begin(), unseen.end());
+  unseen.erase(std::unique(unseen.begin(), unseen.end()), unseen.end());
+  for (auto it = unseen.begin(); it != unseen.end();) {
+    // Objects of one (kind, lock class) are adjacent: one map entry for the run.
+    auto end = std::find_if(it, unseen.end(), [&](const auto& u) {
+      return std::get<0>(u) != std::get<0>(*it) || std::get<1>(u) != std::get<1>(*it);
+    });
+    out.activity[{std::get<0>(*it), std::string(std::get<1>(*it)), HolderActivity::unseen}] += static_cast<std::uint32_t>(end - it);
+    it = end;
   }
   for (const auto& [k, n] : out.activity) totals_.activity[k] += n;
 }
@@ -204,33 +281,36 @@ void LockTime::count_activity(const model::ThreadDump& dump, const LockGraph& gr
 // A tracked lock is held in a sample when its waiters found a holder, or, with no waiters,
 // when its object (same address, within a GC epoch) or a holder at one of its holder sites
 // (across an epoch) is seen holding a lock of its class.
-void LockTime::occupancy(const LockGraph& graph, const std::vector<std::pair<double, bool>>& hold_s, double weight,
-                         bool trusted) {
-  ++clock_;
-  std::set<LockKey> seen, held_now;
-  for (const auto& w : graph.waits) {
-    if (w.kind == LockKind::resource) continue;
-    LockKey key{w.kind, std::string(w.lock_class), std::string(w.site)};
+void LockTime::occupancy(const LockGraph& graph, const WaitGroups& groups, const std::vector<std::pair<double, bool>>& hold_s,
+                         double weight, bool trusted) {
+  ++clock_;  // a tracked key whose last_used is the clock was seen in this sample
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const auto& first = graph.waits[groups.waits[groups.begin[k]]];
+    if (first.kind == LockKind::resource) continue;
+    LockKey key{first.kind, std::string(first.lock_class), std::string(first.site)};
     auto& tr = tracked_[key];
-    tr.occ.key = key;
-    tr.occ.wait_seconds += weight;
+    tr.occ.key = std::move(key);
     tr.last_used = clock_;
-    if (w.address) tr.address = *w.address;
-    const bool first = seen.insert(key).second;
-    if (first) ++tr.occ.samples;
-    if (!w.held) continue;
-    const auto& h = graph.held[*w.held];
-    if (held_now.insert(key).second) ++tr.occ.held;
-    if (std::find(tr.holder_sites.begin(), tr.holder_sites.end(), h.site) == tr.holder_sites.end() && tr.holder_sites.size() < 4)
-      tr.holder_sites.emplace_back(h.site);
-    if (hold_s[*w.held].first >= tr.occ.longest_hold_s)
-      tr.occ.longest_hold_s = hold_s[*w.held].first, tr.occ.longest_by_key = hold_s[*w.held].second;
+    ++tr.occ.samples;
+    bool held_now = false;
+    for (auto i = groups.begin[k]; i < groups.begin[k + 1]; ++i) {
+      const auto& w = graph.waits[groups.waits[i]];
+      tr.occ.wait_seconds += weight;
+      if (w.address) tr.address = *w.address;
+      if (!w.held) continue;
+      const auto& h = graph.held[*w.held];
+      if (!held_now) held_now = true, ++tr.occ.held;
+      if (std::find(tr.holder_sites.begin(), tr.holder_sites.end(), h.site) == tr.holder_sites.end() && tr.holder_sites.size() < 4)
+        tr.holder_sites.emplace_back(h.site);
+      if (hold_s[*w.held].first >= tr.occ.longest_hold_s)
+        tr.occ.longest_hold_s = hold_s[*w.held].first, tr.occ.longest_by_key = hold_s[*w.held].second;
+    }
   }
   for (auto& entry : tracked_) {
     // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
     const auto& key = entry.first;
     auto& tr = entry.second;
-    if (seen.contains(key)) continue;
+    if (tr.last_used == clock_) continue;
     ++tr.occ.samples;
     const bool held = std::any_of(graph.held.begin(), graph.held.end(), [&](const Held& h) {
       if (h.kind != key.kind || h.lock_class != key.lock_class) return false;
@@ -259,12 +339,19 @@ LockTimeSample LockTime::add(const model::ThreadDump& dump, const LockGraph& gra
                              std::optional<std::int64_t> gc_epoch) {
   LockTimeSample out;
   out.weight_s = weight_for(time_s);
-  for (const auto& w : graph.waits) out.wait_seconds[{w.kind, std::string(w.lock_class), std::string(w.site)}] += out.weight_s;
+  const auto groups = group_waits_by_key(graph);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const auto& w = graph.waits[groups.waits[groups.begin[k]]];
+    auto& seconds = out.wait_seconds[{w.kind, std::string(w.lock_class), std::string(w.site)}];
+    // One addition per waiting thread, as the figure is defined (not n * weight: the same
+    // double either way only up to rounding).
+    for (auto i = groups.begin[k]; i < groups.begin[k + 1]; ++i) seconds += out.weight_s;
+  }
   const bool trusted = addresses_trusted(dump, gc_epoch);
   const auto hold_s = track_holds(dump, graph, time_s, trusted, out);
   const auto cpu = cpu_deltas(dump, out);
   count_activity(dump, graph, cpu, out);
-  occupancy(graph, hold_s, out.weight_s, trusted);
+  occupancy(graph, groups, hold_s, out.weight_s, trusted);
   totals_.weighted_seconds += out.weight_s;
   ++totals_.samples;
   return out;

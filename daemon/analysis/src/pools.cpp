@@ -9,7 +9,8 @@ namespace {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// Writes the pool name of `name` into `out` (reused by the caller: no allocation per thread).
+}  // namespace
+
 bool pool_into(std::string_view name, std::string& out) {
   // The member number ends the name, or only closing punctuation follows it
   // ("AtmostOneTaskExecutor[...] [#15]"); digits inside words ("UDP 33848 monitor") are not one.
@@ -25,8 +26,6 @@ bool pool_into(std::string_view name, std::string& out) {
   return true;
 }
 
-}  // namespace
-
 std::optional<std::string> pool_of(std::string_view name) {
   std::string pool;
   if (!pool_into(name, pool)) return std::nullopt;
@@ -36,9 +35,11 @@ std::optional<std::string> pool_of(std::string_view name) {
 std::vector<PoolStates> group_pools(const model::ThreadDump& dump) {
   std::map<std::string, PoolStates, std::less<>> by_name;
   std::string pool;
+  auto it = by_name.end();
   for (const auto& t : dump.threads) {
     if (!t.is_java() || !pool_into(t.name, pool)) continue;
-    auto it = by_name.find(pool);
+    // A dump lists a pool's members mostly one after another: try the last pool first.
+    if (it == by_name.end() || it->first != pool) it = by_name.find(pool);
     if (it == by_name.end()) it = by_name.emplace(pool, PoolStates{pool, 0, {}}).first;
     ++it->second.threads;
     if (t.state != model::ThreadState::none) ++it->second.states[t.state];  // carriers print no state

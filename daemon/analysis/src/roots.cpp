@@ -2,8 +2,7 @@
 #include "lockwatch/analysis/roots.hpp"
 
 #include <algorithm>
-#include <set>
-#include <tuple>
+#include <utility>
 
 namespace lockwatch::analysis {
 namespace {
@@ -18,10 +17,12 @@ struct Walk {
   bool cycle = false;
 };
 
-Walk walk_from(std::uint32_t wait, const std::vector<std::optional<std::uint32_t>>& next,
-               const std::vector<std::uint32_t>& lock) {
-  Walk out;
-  std::vector<std::uint32_t> seen;  // waits visited: a holder met again closes a cycle
+// Follows the chain from `wait` into `out.locks`; `seen` is scratch space, reused by the caller.
+void walk_from(std::uint32_t wait, const std::vector<std::optional<std::uint32_t>>& next,
+               const std::vector<std::uint32_t>& lock, std::vector<std::uint32_t>& seen, Walk& out) {
+  out.locks.clear();
+  out.cycle = false;
+  seen.clear();  // waits visited: a holder met again closes a cycle
   std::optional<std::uint32_t> at = wait;
   while (at && seen.size() < max_hops) {
     if (std::find(seen.begin(), seen.end(), *at) != seen.end()) {
@@ -32,38 +33,52 @@ Walk walk_from(std::uint32_t wait, const std::vector<std::optional<std::uint32_t
     out.locks.push_back(lock[*at]);
     at = *at < next.size() ? next[*at] : std::nullopt;
   }
-  return out;
 }
 
 }  // namespace
 
 std::vector<std::optional<std::uint32_t>> next_waits(const LockGraph& g, const std::vector<InferredHolder>& inferred) {
-  std::map<std::uint32_t, std::uint32_t> wait_of_thread;  // each thread waits for at most one lock
-  for (std::uint32_t i = 0; i < g.waits.size(); ++i) wait_of_thread.emplace(g.waits[i].thread, i);
+  // Each thread waits for at most one lock: its first wait, by thread index (a vector, not a map).
+  std::uint32_t threads = 0;
+  for (const auto& w : g.waits) threads = std::max(threads, w.thread + 1);
+  std::vector<std::optional<std::uint32_t>> wait_of_thread(threads);
+  for (std::uint32_t i = 0; i < g.waits.size(); ++i)
+    if (!wait_of_thread[g.waits[i].thread]) wait_of_thread[g.waits[i].thread] = i;
   std::vector<std::optional<std::uint32_t>> holder(g.waits.size());
   for (std::uint32_t i = 0; i < g.waits.size(); ++i) holder[i] = g.waits[i].holder;
   for (const auto& h : inferred)
     if (h.wait < holder.size() && !holder[h.wait]) holder[h.wait] = h.thread;
   std::vector<std::optional<std::uint32_t>> next(g.waits.size());
   for (std::size_t i = 0; i < holder.size(); ++i)
-    if (holder[i])
-      if (auto it = wait_of_thread.find(*holder[i]); it != wait_of_thread.end()) next[i] = it->second;
+    if (holder[i] && *holder[i] < wait_of_thread.size()) next[i] = wait_of_thread[*holder[i]];
   return next;
 }
 
 Roots find_roots(const std::vector<std::optional<std::uint32_t>>& next, const std::vector<std::uint32_t>& lock) {
   Roots out;
-  std::map<std::uint32_t, std::set<std::uint32_t>> behind;  // lock -> waits (threads) behind it
-  std::map<std::uint32_t, Walk> longest;                    // root (or cycle entry) -> its longest chain
+  // (lock, wait) for each lock a wait's chain passes: sorted and made unique below, so a lock
+  // met twice counts the thread once. A flat vector, not a set per lock.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> behind;
+  behind.reserve(lock.size());
+  std::map<std::uint32_t, Walk> longest;  // root (or cycle entry) -> its longest chain
+  std::vector<std::uint32_t> seen;
+  Walk walk;
   for (std::uint32_t w = 0; w < lock.size(); ++w) {
-    auto walk = walk_from(w, next, lock);
-    for (auto l : walk.locks) behind[l].insert(w);  // a set: a lock met twice counts the thread once
+    walk_from(w, next, lock, seen, walk);
+    for (auto l : walk.locks) behind.emplace_back(l, w);
     if (walk.locks.size() < 2) continue;
     auto& best = longest[walk.locks.back()];
-    if (walk.locks.size() > best.locks.size()) best = std::move(walk);
+    if (walk.locks.size() > best.locks.size()) best = walk;
   }
-  for (const auto& [l, threads] : behind) out.transitive[l] = static_cast<std::uint32_t>(threads.size());
-  for (auto& [root, walk] : longest) out.chains.push_back({std::move(walk.locks), out.transitive[root], walk.cycle});
+  std::sort(behind.begin(), behind.end());
+  behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
+  for (std::size_t i = 0; i < behind.size();) {
+    std::size_t j = i;
+    while (j < behind.size() && behind[j].first == behind[i].first) ++j;
+    out.transitive.emplace_hint(out.transitive.end(), behind[i].first, static_cast<std::uint32_t>(j - i));
+    i = j;
+  }
+  for (auto& [root, chain] : longest) out.chains.push_back({std::move(chain.locks), out.transitive[root], chain.cycle});
   std::stable_sort(out.chains.begin(), out.chains.end(), [](const auto& a, const auto& b) { return a.waiters > b.waiters; });
   return out;
 }

@@ -2,37 +2,114 @@
 #include "lockwatch/analysis/stacks.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <tuple>
+#include <unordered_map>
 
 namespace lockwatch::analysis {
 namespace {
 
 // ';' separates frames in the format and ' ' the count, so neither may appear inside one.
-void append_method(std::string& out, std::string_view frame) {
-  for (char c : model::frame_method(frame)) out.push_back(c == ';' || c == ' ' ? '_' : c);
+void append_method(std::string& out, std::string_view method) {
+  const std::size_t at = out.size();
+  out.append(method);
+  for (std::size_t i = at; i < out.size(); ++i)
+    if (out[i] == ';' || out[i] == ' ') out[i] = '_';
 }
 
-std::string stack_of(const model::ThreadInfo& t) {
-  std::string out;
-  for (auto it = t.frames.rbegin(); it != t.frames.rend(); ++it) {
-    if (!out.empty()) out.push_back(';');
-    append_method(out, it->text);
-  }
-  return out;
+std::uint64_t word_at(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
 }
+
+// A cheap hash of a frame's text - its length and its first and last 8 bytes (the line
+// number is at the end): it only sorts threads into candidate groups, which are then
+// compared exactly.
+std::uint64_t frame_hash(std::string_view s) {
+  constexpr std::uint64_t k = 0x9E3779B97F4A7C15ull;
+  if (s.size() >= 8) return (word_at(s.data()) * k) ^ word_at(s.data() + s.size() - 8) ^ s.size();
+  std::uint64_t w = 0;
+  if (!s.empty()) std::memcpy(&w, s.data(), s.size());
+  return (w * k) ^ s.size();
+}
+
+// Threads whose frames are the same text in the same state: one collapsed line, whose string
+// is built once for all of them. Frames are a dump's bulk; building a string per thread
+// and sorting a thousand of them cost more than the rest of a sample's analysis. Groups are
+// by text, not by method, so no frame is cut to its method here; two groups that differ
+// only in line numbers make the same line and are merged afterwards.
+struct StackGroup {
+  const model::ThreadInfo* thread = nullptr;  // the first thread of the group
+  std::uint32_t threads = 0;
+  std::uint32_t next = 0;  // the next group with the same hash, 0 for none (group 0 is never chained)
+};
+
+class StackGrouper {
+ public:
+  void add(const model::ThreadInfo& t) {
+    std::uint64_t h = static_cast<std::uint64_t>(t.state) + 1;
+    for (const auto& f : t.frames) h = std::rotl(h, 23) ^ frame_hash(f.text);
+    h *= 0xBF58476D1CE4E5B9ull;
+    auto [it, fresh] = by_hash_.try_emplace(h, static_cast<std::uint32_t>(groups_.size()));
+    if (!fresh) {
+      for (std::uint32_t g = it->second;; g = groups_[g].next) {
+        if (same(*groups_[g].thread, t)) return void(++groups_[g].threads);
+        if (groups_[g].next == 0) {
+          groups_[g].next = static_cast<std::uint32_t>(groups_.size());
+          break;
+        }
+      }
+    }
+    groups_.push_back({&t, 1, 0});
+  }
+
+  // The groups as collapsed lines, in no particular order.
+  std::vector<CollapsedStack> lines() const {
+    std::vector<CollapsedStack> out;
+    out.reserve(groups_.size());
+    for (const auto& g : groups_) out.push_back({stack_of(*g.thread), g.thread->state, g.threads});
+    return out;
+  }
+
+ private:
+  static bool same(const model::ThreadInfo& a, const model::ThreadInfo& b) {
+    if (a.state != b.state || a.frames.size() != b.frames.size()) return false;
+    for (std::size_t i = 0; i < a.frames.size(); ++i)
+      if (a.frames[i].text != b.frames[i].text) return false;
+    return true;
+  }
+
+  static std::string stack_of(const model::ThreadInfo& t) {
+    std::string out;
+    std::size_t bytes = t.frames.size();
+    for (const auto& f : t.frames) bytes += f.text.size();
+    out.reserve(bytes);  // the methods are shorter than the frames
+    for (auto it = t.frames.rbegin(); it != t.frames.rend(); ++it) {
+      if (!out.empty()) out.push_back(';');
+      append_method(out, model::frame_method(it->text));
+    }
+    return out;
+  }
+
+  std::vector<StackGroup> groups_;
+  std::unordered_map<std::uint64_t, std::uint32_t> by_hash_;  // hash -> first group with it
+};
 
 }  // namespace
 
 std::vector<CollapsedStack> collapse(const model::ThreadDump& dump) {
-  std::vector<CollapsedStack> out;
+  StackGrouper grouper;
   for (const auto& t : dump.threads)
-    if (!t.frames.empty()) out.push_back({stack_of(t), t.state, 1});
+    if (!t.frames.empty()) grouper.add(t);
+  auto out = grouper.lines();
   std::sort(out.begin(), out.end(), [](const CollapsedStack& a, const CollapsedStack& b) {
     return std::tie(a.stack, a.state) < std::tie(b.stack, b.state);
   });
   std::vector<CollapsedStack> merged;
   for (auto& s : out) {
-    if (!merged.empty() && merged.back().stack == s.stack && merged.back().state == s.state) ++merged.back().threads;
+    if (!merged.empty() && merged.back().stack == s.stack && merged.back().state == s.state) merged.back().threads += s.threads;
     else merged.push_back(std::move(s));
   }
   return merged;

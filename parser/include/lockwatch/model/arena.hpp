@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -17,12 +18,23 @@ class Arena {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
-  /// Copies `text` in and returns a view of the copy.
-  std::string_view store(std::string_view text);
+  /// Copies `text` in and returns a view of the copy. Inline for the common case (room in
+  /// the current block): every frame of every dump is stored.
+  std::string_view store(std::string_view text) {
+    if (text.empty() || text.size() > left_) return store_slow(text);
+    std::memcpy(cursor_, text.data(), text.size());
+    const std::string_view stored{cursor_, text.size()};
+    cursor_ += text.size();
+    left_ -= text.size();
+    used_ += text.size();
+    return stored;
+  }
   /// Bytes handed out so far (not the capacity reserved).
   std::size_t bytes_used() const noexcept { return used_; }
 
  private:
+  std::string_view store_slow(std::string_view text);  // empty, or a new block is needed
+
   static constexpr std::size_t block_size = 64 * 1024;
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* cursor_ = nullptr;

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "lockwatch/analysis/holder_inference.hpp"
@@ -197,15 +198,28 @@ class Correlator {
     Id holder = 0;
     LockKind kind = LockKind::monitor;
   };
-  /// Strings, keys and holders, each stored once.
+  /// Three ids as one hash key: a key is (kind, class name, site name), a holder (thread,
+  /// site, busy_at names). Names are interned, so equal ids are equal strings.
+  struct IdTriple {
+    Id a = 0, b = 0, c = 0;
+    bool operator==(const IdTriple&) const = default;
+  };
+  struct IdTripleHash {
+    std::size_t operator()(const IdTriple& t) const noexcept {
+      const std::uint64_t h = ((std::uint64_t{t.a} << 32 | t.b) * 0x9E3779B97F4A7C15ull) ^ t.c;
+      return static_cast<std::size_t>((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull);
+    }
+  };
+  /// Strings, keys and holders, each stored once. Hashed: looked up for every waiter of
+  /// every dump, and their order is never shown (ids are handed out in order of arrival).
   struct Tables {
     StringPool strings;
     std::vector<std::string_view> names;
-    std::map<std::string_view, Id> name_ids;
+    std::unordered_map<std::string_view, Id> name_ids;
     std::vector<Key> keys;
-    std::map<Key, Id> key_ids;
+    std::unordered_map<IdTriple, Id, IdTripleHash> key_ids;
     std::vector<HolderRef> holders;
-    std::map<HolderRef, Id> holder_ids;
+    std::unordered_map<IdTriple, Id, IdTripleHash> holder_ids;
     Id name(std::string_view text);
     Id key(LockKind kind, std::string_view lock_class, std::string_view site);
     Id holder(std::string_view thread, std::string_view site, std::string_view busy_at);
@@ -241,7 +255,8 @@ class Correlator {
   void evict_for_bytes();
   std::optional<HolderRef> find_in_neighbours(std::size_t sample, const Observation& o) const;
   std::optional<HolderRef> find_in(const Sample& s, const Observation& o, bool same_addresses) const;
-  void count_waits(std::map<Key, Tally>& locks, ResolutionCounts& total) const;
+  /// Per interned key: equal keys are equal ids, so no string is compared per wait.
+  void count_waits(std::unordered_map<Id, Tally>& locks, ResolutionCounts& total) const;
   std::vector<StuckThread> stuck_threads() const;
   static LockKey to_key(const Key& k) { return {k.kind, std::string(k.lock_class), std::string(k.site)}; }
 

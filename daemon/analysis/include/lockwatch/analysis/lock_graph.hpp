@@ -2,6 +2,7 @@
 // Per dump: who waits for which lock, who holds it, and the deadlock cycles.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -56,6 +57,17 @@ struct LockGraph {
   std::vector<Held> held;
   std::vector<Cycle> deadlocks;
 };
+
+/// The waits of a graph grouped by lock key (kind, lock class, site, compared by content),
+/// so that work per key is done once per key, not once per waiting thread (a dump may show
+/// hundreds of threads waiting for one lock). Groups come in the order of their first wait,
+/// the waits of a group in graph order.
+struct WaitGroups {
+  std::vector<std::uint32_t> waits;  // indices into LockGraph::waits, group after group
+  std::vector<std::uint32_t> begin;  // group k holds waits[begin[k], begin[k + 1]); one more than groups
+  std::size_t size() const noexcept { return begin.empty() ? 0 : begin.size() - 1; }
+};
+WaitGroups group_waits_by_key(const LockGraph& graph);
 
 /// Builds the wait-for graph of one dump and finds its cycles; cross-checks them with
 /// the JVM's own deadlock report (the JVM misses some j.u.c. cycles, and without -l

@@ -127,16 +127,31 @@ class LockTime {
     std::uint64_t last_used = 0;
   };
 
+  /// A value per thread of one sample, found by thread_identity() without building that
+  /// string: threads with an #id (nearly all of a JDK 8+ dump) are keyed by the number.
+  /// Filled once, sealed, then only read: sorted vectors, not a node per thread.
+  class PerThread {
+   public:
+    void put(const model::ThreadInfo& t, double value);  // of one identity, the last put wins
+    void seal();
+    const double* find(const model::ThreadInfo& t) const;
+    bool empty() const noexcept { return by_id_.empty() && by_name_.empty(); }
+
+   private:
+    std::vector<std::pair<std::uint64_t, double>> by_id_;
+    std::vector<std::pair<std::string, double>> by_name_;
+  };
+
   double weight_for(double time_s);
   bool addresses_trusted(const model::ThreadDump& dump, std::optional<std::int64_t> gc_epoch);
   /// Per entry of graph.held: the hold's seconds so far, and whether it was followed by key.
   std::vector<std::pair<double, bool>> track_holds(const model::ThreadDump& dump, const LockGraph& graph,
                                                    double time_s, bool trusted, LockTimeSample& out);
-  void count_activity(const model::ThreadDump& dump, const LockGraph& graph,
-                      const std::map<std::string, double>& cpu_delta, LockTimeSample& out);
-  std::map<std::string, double> cpu_deltas(const model::ThreadDump& dump, LockTimeSample& out);
-  void occupancy(const LockGraph& graph, const std::vector<std::pair<double, bool>>& hold_s, double weight,
-                 bool trusted);
+  void count_activity(const model::ThreadDump& dump, const LockGraph& graph, const PerThread& cpu_delta,
+                      LockTimeSample& out);
+  PerThread cpu_deltas(const model::ThreadDump& dump, LockTimeSample& out);
+  void occupancy(const LockGraph& graph, const WaitGroups& groups, const std::vector<std::pair<double, bool>>& hold_s,
+                 double weight, bool trusted);
   void evict_tracked();
   void remember_longest(const HoldInProgress& h);
 
@@ -146,7 +161,7 @@ class LockTime {
   std::optional<std::int64_t> last_epoch_;
   std::optional<model::DumpFormat> last_format_;
   std::map<RunKey, Run> runs_;                     // holds of the previous sample
-  std::map<std::string, double> last_cpu_ms_;      // per thread, of the last sample printing cpu=
+  PerThread last_cpu_ms_;                          // per thread, of the last sample printing cpu=
   bool seen_cpu_ = false;
   std::map<LockKey, Tracked> tracked_;
   std::map<LockKey, HoldInProgress> longest_;  // by holder key; bounded like tracked_

@@ -16,6 +16,9 @@ namespace lockwatch::analysis {
 /// The pool a thread name belongs to: its closing number replaced by "N". Nothing for
 /// names that do not end in a number (closing brackets aside) or are only a number.
 std::optional<std::string> pool_of(std::string_view thread_name);
+/// The same, written into `pool` (its storage reused: no allocation per thread for callers
+/// that look at every thread of every sample); false, `pool` unspecified, for no pool.
+bool pool_into(std::string_view thread_name, std::string& pool);
 
 struct PoolStates {
   std::string pool;

@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lockwatch/model/thread_dump.hpp"
@@ -49,7 +51,13 @@ class StackHistory {
     std::uint64_t id;
     std::vector<Entry> entries;
   };
-  std::map<std::string, std::uint32_t, std::less<>> stacks_;  // stack -> samples using it
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  // stack -> samples using it. Hashed: its order is never shown (collapsed() sorts), and a
+  // sample's stacks share long prefixes that make ordered compares slow. Nodes never move.
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> stacks_;
   std::deque<Sample> samples_;                                // oldest first
 };
 
