@@ -151,8 +151,9 @@ void BM_ParseAnalyze(benchmark::State& state) {
     lockwatch::analysis::LockTime lock_time;
     dumps = parse_chunked(input(), [&](const lockwatch::model::ThreadDump& d) {
       const auto t = static_cast<double>(correlator.size());
-      correlator.add(d, t);
-      lock_time.add(d, lockwatch::analysis::build_lock_graph(d), t, std::nullopt);
+      const auto graph = lockwatch::analysis::build_lock_graph(d);  // one per dump, as analyze does
+      correlator.add(d, graph, t);
+      lock_time.add(d, graph, t, std::nullopt);
     });
     auto locks = correlator.report().locks.size() + lock_time.report().locks.size();
     benchmark::DoNotOptimize(locks);
@@ -177,14 +178,14 @@ struct DaemonTarget {
     const auto& dump = parsed.front();
     const auto id = next_id++;
     const auto time = static_cast<double>(id);
-    correlator.add(dump, time);
+    const auto graph = lockwatch::analysis::build_lock_graph(dump);  // one per sample, as the daemon does
+    correlator.add(dump, graph, time);
     stacks.add(id, dump);
     stacks.forget_before(id + 1 > ring_samples ? id + 1 - ring_samples : 0);
     std::size_t seen = correlator.tally(correlator.size() - 1).waiters.size();
     seen += correlator.summary(correlator.size() - 1).pools.size();
     unsettled = std::min(unsettled + 1, correlator.size());
     while (unsettled > 1) seen += correlator.tally(correlator.size() - unsettled--).holders.size();
-    const auto graph = lockwatch::analysis::build_lock_graph(dump);
     seen += lock_time.add(dump, graph, time, std::int64_t{0}).holds.size();
     return seen;
   }

@@ -145,8 +145,9 @@ std::uint32_t small_id(const std::optional<std::uint64_t>& id) {
 
 }  // namespace
 
-void Correlator::add(const model::ThreadDump& dump, double time_s) {
-  const LockGraph g = build_lock_graph(dump);
+void Correlator::add(const model::ThreadDump& dump, double time_s) { add(dump, build_lock_graph(dump), time_s); }
+
+void Correlator::add(const model::ThreadDump& dump, const LockGraph& g, double time_s) {
   Sample s;
   s.summary = summarize(dump, g, time_s, options_.named_waiters);
   // The holder of each held lock, interned once: hundreds of waiters may share one.

@@ -74,8 +74,9 @@ void InputFeed::finish(std::ostream& err) {
 
 void InputFeed::drain() {
   for (auto& dump : parser_.take_dumps()) {
-    correlator_.add(dump, static_cast<double>(result_.dump_input.size()));
-    add_lock_time(dump);
+    const auto graph = analysis::build_lock_graph(dump);
+    correlator_.add(dump, graph, static_cast<double>(result_.dump_input.size()));
+    add_lock_time(dump, graph);
     result_.dump_input.push_back(result_.inputs.size() - 1);
     ++result_.inputs.back().dumps;
     if (keep_) keep_(std::move(dump));  // the correlator keeps no stacks: the HTML report's come from here
@@ -84,10 +85,10 @@ void InputFeed::drain() {
 
 // Files carry no GC counters, so every hold is followed by lock key; a dump without a
 // timestamp line is taken to be one second after the previous one.
-void InputFeed::add_lock_time(const model::ThreadDump& dump) {
+void InputFeed::add_lock_time(const model::ThreadDump& dump, const analysis::LockGraph& graph) {
   const auto t = analysis::parse_dump_timestamp(dump.timestamp);
   last_time_ = t ? *t : last_time_ + 1.0;
-  lock_time_.add(dump, analysis::build_lock_graph(dump), last_time_, std::nullopt);
+  lock_time_.add(dump, graph, last_time_, std::nullopt);
 }
 
 bool analyze_stream(std::istream& in, const std::string& label, AnalyzeResult& result,

@@ -23,10 +23,8 @@ constexpr std::size_t max_cpu_names = 1024;
 
 }  // namespace
 
-// Called for every successful sample after the correlator has it; the lock graph is built
-// again here (a pure function of the dump) so the correlator keeps its compact copy only.
-void TargetState::count_lock_time(const model::ThreadDump& dump, double time_s) {
-  const auto graph = analysis::build_lock_graph(dump);
+// Called for every successful sample after the correlator has it, with the graph it got.
+void TargetState::count_lock_time(const model::ThreadDump& dump, const analysis::LockGraph& graph, double time_s) {
   const auto sample = lock_time_.add(dump, graph, time_s, gc_epoch_);
   auto& totals = metrics_.totals;
   for (const auto& [key, seconds] : sample.wait_seconds) totals.wait_microseconds[labels_of(key)] += micros(seconds);

@@ -170,12 +170,13 @@ std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
   if (!metrics_.up) return std::nullopt;
   ++metrics_.totals.samples_by_form[std::string(form_of(dumps.front().format))];
   const double started = sampling::unix_seconds(in.started);
-  correlator_.add(dumps.front(), started);
+  const auto graph = analysis::build_lock_graph(dumps.front());  // one per sample, for both
+  correlator_.add(dumps.front(), graph, started);
   stacks_.add(*id, dumps.front());
   stacks_.forget_before(ring_.first_id().value_or(*id));
   metrics_.last_sample_time = started;
   count_sample();
-  count_lock_time(dumps.front(), started);  // after count_sample: it fills the latest sample's hold gauges
+  count_lock_time(dumps.front(), graph, started);  // after count_sample: it fills the latest sample's hold gauges
   return id;
 }
 

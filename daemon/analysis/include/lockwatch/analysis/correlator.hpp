@@ -156,6 +156,9 @@ class Correlator {
   explicit Correlator(CorrelatorOptions options = {}) : options_(options) {}
 
   void add(const model::ThreadDump& dump, double time_s);
+  /// The same with the dump's lock graph built already (the lock time needs it too: one
+  /// graph per sample, not one per consumer).
+  void add(const model::ThreadDump& dump, const LockGraph& graph, double time_s);
   SequenceReport report() const;
   std::size_t size() const noexcept { return samples_.size(); }
   /// The counts of the dump at `index` (0 = oldest kept). Its resolution is final once

@@ -49,7 +49,7 @@ class InputFeed {
 
  private:
   void drain();
-  void add_lock_time(const model::ThreadDump& dump);
+  void add_lock_time(const model::ThreadDump& dump, const analysis::LockGraph& graph);
 
   AnalyzeResult& result_;
   analysis::Correlator& correlator_;

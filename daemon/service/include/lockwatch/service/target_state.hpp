@@ -93,7 +93,7 @@ class TargetState {
   void count_sample();
   void count_event_loops(const analysis::DumpSummary& summary, exporter::LatestSample& latest);
   void settle_oldest_open();
-  void count_lock_time(const model::ThreadDump& dump, double time_s);  // lock_time_metrics.cpp
+  void count_lock_time(const model::ThreadDump& dump, const analysis::LockGraph& graph, double time_s);  // lock_time_metrics.cpp
 
   ProcessingSettings settings_;
   store::Ring ring_;
