@@ -64,9 +64,14 @@ rss() { awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status"; }
 fds() { ls "/proc/$daemon/fd" | wc -l; }
 
 while [ "$(metric lockwatch_ring_samples)" -lt "$ring" ]; do sleep 1; done
-# The heap settles after the ring filled: one more incident, the correlator's first table
-# rebuilds. Three 60 s runs showed a one-time step of ~3 MiB within ~30 s of the ring filling
-# and a flat floor after it; measured from before the step, a short run would call it a leak.
+# The heap settles after the ring filled: the first incident written from a full ring (here
+# ~60 MB of dump text, rendered one sample at a time) and the correlator's first table
+# rebuilds leave a one-time step of ~2-3 MiB and a flat floor after it (later incidents add
+# nothing); measured from before the step, a short run would call it a leak. So the soak
+# starts once that incident is written - min_interval after the first one, which comes with the
+# first dumps - and 30 s have passed.
+wait_until=$((SECONDS + 120))
+while [ "$(metric lockwatch_incidents_total)" -lt 2 ] && [ $SECONDS -lt $wait_until ]; do sleep 1; done
 sleep 30
 # The ring keeps each header's numbers as varints, and `elapsed=` passes 163.84 s (2^14
 # hundredths) in the JVM's first minutes: one more byte per thread per dump, ~0.7 MB for this
