@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <string>
+#include <vector>
 
 #include "lockwatch/config/units.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
@@ -62,6 +63,40 @@ std::string read_options(const ParsedArgs& args, Options& o) {
   return "";
 }
 
+// The reply, kept in the pieces it arrived in until it has all come: printing while it streams
+// in would let a slow reader of our stdout (a pager, a full pipe) hold the JVM at its
+// safepoint, which JDK 25 keeps until the reader has every byte. Whether it holds a dump is the
+// parser's to say, as in the daemon; it decides at the dump's first lines, so only those are
+// fed to it and the rest is never parsed (nor copied into one string).
+class HeldReply {
+ public:
+  void add(std::string_view piece) {
+    if (!parser_.dump_begun()) parser_.feed(piece);
+    pieces_.emplace_back(piece);
+  }
+  bool is_dump() {
+    if (!parser_.dump_begun()) parser_.finish();
+    return parser_.dump_begun();
+  }
+  std::string head(std::size_t n = 256) const {  // what no_dump_error shows of it
+    std::string h;
+    for (auto p = pieces_.begin(); p != pieces_.end() && h.size() < n; ++p) h.append(*p, 0, n - h.size());
+    return h;
+  }
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto& p : pieces_) n += p.size();
+    return n;
+  }
+  void print(std::ostream& out) const {
+    for (const auto& p : pieces_) out.write(p.data(), static_cast<std::streamsize>(p.size()));
+  }
+
+ private:
+  parser::DumpParser parser_;
+  std::vector<std::string> pieces_;
+};
+
 }  // namespace
 
 const CommandSpec& dump_spec() { return spec; }
@@ -71,16 +106,19 @@ int run_dump(std::span<const std::string_view> args, std::ostream& out, std::ost
   if (auto code = read_args(spec, args, parsed, out, err)) return *code;
   Options o;
   if (auto problem = read_options(parsed, o); !problem.empty()) return usage_error(spec, err, problem);
+  HeldReply reply;
+  o.request.on_text = [&reply](std::string_view piece) { reply.add(piece); };
   auto result = o.jstack ? sampling::jstack_dump(o.request, sampling::find_jstack()) : sampling::attach_dump(o.request);
-  // Whether the text holds a dump is the parser's to say, as in the daemon (about 1 ms a MB).
-  if (result.outcome == sampling::Outcome::ok && parser::parse_dumps(result.text).empty())
-    result.outcome = sampling::Outcome::parse_error, result.error = sampling::no_dump_error(result.source, result.text, result.text.size());
+  if (!result.text.empty()) reply.add(result.text);  // jstack keeps its text whole
+  if (result.outcome == sampling::Outcome::ok && !reply.is_dump())
+    result.outcome = sampling::Outcome::parse_error,
+    result.error = sampling::no_dump_error(result.source, reply.head(), reply.bytes());
   if (result.outcome != sampling::Outcome::ok) {
     err << "lockwatch dump: pid " << o.request.pid << ": " << sampling::to_string(result.outcome) << ": "
         << result.error << "\n";
     return 1;
   }
-  out << result.text;
+  reply.print(out);
   return 0;
 }
 

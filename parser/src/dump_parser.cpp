@@ -534,6 +534,7 @@ DumpParser& DumpParser::operator=(DumpParser&&) noexcept = default;
 void DumpParser::feed(std::string_view chunk) { impl_->feed(chunk); }
 void DumpParser::finish() { impl_->finish(); }
 const ParseStats& DumpParser::stats() const noexcept { return impl_->stats; }
+bool DumpParser::dump_begun() const noexcept { return impl_->dump.has_value() || impl_->stats.dumps > 0; }
 
 std::vector<ThreadDump> DumpParser::take_dumps() {
   auto out = std::move(impl_->done);

@@ -639,6 +639,21 @@ TEST_CASE("hostile: three stalling targets - the real JVM keeps its samples", "[
 
 // 7c. A 70 KB thread name made its thread vanish from the counts: a line over the parser's
 // line limit was dropped instead of shortened.
+TEST_CASE("hostile: lockwatch dump of a reply without a dump - parse_error, nothing printed", "[e2e][hostile]") {
+  Fake fake({"--mode", "not-a-dump"});
+  const auto r = test::run_command({LOCKWATCH_BINARY, "dump", "--pid", fake.spid()}, 60s);
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());  // held until the parser decided, so none of it reached stdout
+  CHECK(r.err.find("parse_error: attach answered") != std::string::npos);
+  CHECK(r.err.find("without a thread dump: '2026-12-01 12:00:00 INFO [worker-0]") != std::string::npos);
+  Fake honest({"--mode", "ok"});  // the control: the same command prints a dump
+  const auto ok = test::run_command({LOCKWATCH_BINARY, "dump", "--pid", honest.spid()}, 60s);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("Full thread dump") != std::string::npos);
+  CHECK(ok.out.find("\"fake-exec-0\"") != std::string::npos);
+}
+
 TEST_CASE("hostile: a 70 KB thread name - the thread is still counted", "[e2e][hostile]") {
   ReapOrphans reaper;
   auto good = good_jvm();

@@ -9,7 +9,8 @@
 // Honest modes: ok (a small valid dump, N threads BLOCKED on one monitor with its holder),
 // decoy (the same with "DECOY" threads, on --socket PATH and without hsperfdata: a socket
 // planted in lockwatch's own /tmp). Hostile modes: endless, huge-line, many-threads, stall,
-// drip, nested-locks, long-name, fifo-trigger, symlink-trigger, socket-swap, perfdata-swap,
+// drip, nested-locks, long-name, not-a-dump (status 0, then ~200 KB of log lines and no
+// dump), fifo-trigger, symlink-trigger, socket-swap, perfdata-swap,
 // fork, json-symlink and json-fifo (answer a `jcmd Thread.dump_to_file -format=json PATH`
 // request by planting a symlink to --link-target, or a FIFO, at PATH and reporting it
 // written; a thread dump request gets the small valid dump). Tool mode: write-perfdata --out FILE (a valid hsperfdata file for a test to plant).
@@ -61,7 +62,7 @@ constexpr std::uint64_t MiB = 1024 * 1024;
 
 constexpr const char* usage =
     "usage: lockwatch_fake_jvm --mode MODE [options]\n"
-    "modes: ok endless huge-line many-threads stall drip nested-locks long-name fifo-trigger\n"
+    "modes: ok endless huge-line many-threads stall drip nested-locks long-name not-a-dump fifo-trigger\n"
     "       symlink-trigger socket-swap perfdata-swap fork decoy json-symlink json-fifo write-perfdata\n"
     "  --threads N        BLOCKED threads in a dump (ok 6, many-threads 20000)\n"
     "  --bytes N          huge-line: length of the line (default 256MiB; 0: endless)\n"
@@ -595,6 +596,15 @@ Writer huge_line_reply(std::uint64_t bytes) {
   };
 }
 
+// Status 0 and then no dump at all: log lines an application printed instead, in many writes.
+Writer not_a_dump_reply() {
+  return [](int fd) {
+    if (!send_all(fd, "0\n")) return;
+    for (int i = 0; i < 4000; ++i)
+      if (!send_all(fd, "2026-12-01 12:00:00 INFO [worker-" + std::to_string(i) + "] request served in 3 ms\n")) return;
+  };
+}
+
 // `count` small BLOCKED threads, generated as they are sent.
 Writer many_threads_reply(long count) {
   return [count](int fd) {
@@ -851,6 +861,7 @@ int main(int argc, char** argv) {
   else if (mode == "drip") writer = drip_reply(o.drip_ms);
   else if (mode == "nested-locks") writer = nested_locks_reply(o.locks, o.lock_frames, o.threads);
   else if (mode == "long-name") writer = fixed_reply(long_name_dump(o.name_bytes, o.threads));
+  else if (mode == "not-a-dump") writer = not_a_dump_reply();
   else if (mode == "fifo-trigger" || mode == "symlink-trigger") listener_at_once = false;
   else if (mode == "socket-swap") {
     writer = fixed_reply(small_dump(o.threads, "fake-exec-", "fake-exec-0"));

@@ -302,3 +302,44 @@ TEST_CASE("parser: a repeated #id opens the next dump, after thousands of ids an
   CHECK(dumps[1].threads.front().java_id == 7u);
   CHECK(dumps[3].threads.back().java_id == 5010u);
 }
+
+// `lockwatch dump` stops feeding the parser once dump_begun() says yes: that answer must never
+// be taken back by what follows, and must be the whole parse's answer at the end.
+TEST_CASE("parser: dump_begun is final once true and agrees with the whole parse", "[parser][dump]") {
+  const std::string junk = "Picked up JAVA_TOOL_OPTIONS: -Xmx1g\n2024-05-01 12:00:00 INFO started\n\"quoted\" but no dump\n";
+  for (const std::string& text : {std::string(jdk17_dump), junk, junk + std::string(jdk17_dump), std::string("0\n")}) {
+    const bool whole = !parser::parse_dumps(text).empty();
+    parser::DumpParser p;
+    bool begun_at = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      p.feed(text.substr(i, 1));
+      if (begun_at) CHECK(p.dump_begun());  // never taken back
+      begun_at = p.dump_begun();
+      if (begun_at) CHECK(whole);  // never a yes the whole parse contradicts
+    }
+    p.finish();
+    CHECK(p.dump_begun() == whole);
+  }
+  parser::DumpParser p;  // it says yes early: at the banner, not at the end of the dump
+  const std::string_view dump = jdk17_dump;
+  p.feed(dump.substr(0, dump.find("Threads class SMR")));
+  CHECK(p.dump_begun());
+  parser::DumpParser none;
+  none.feed(junk);
+  none.finish();
+  CHECK_FALSE(none.dump_begun());
+}
+
+TEST_CASE("parser: dump_begun agrees with the whole parse on every real dump", "[parser][dump][corpus]") {
+  auto files = test::files_below(test::corpus_dir());
+  for (auto& f : test::files_below(test::captured_dir())) files.push_back(f);
+  REQUIRE_FALSE(files.empty());
+  for (const auto& file : files) {
+    const auto text = test::read_file(file);
+    parser::DumpParser p;
+    for (std::size_t at = 0; at < text.size(); at += 4096) p.feed(std::string_view(text).substr(at, 4096));
+    p.finish();
+    INFO(file.string());
+    CHECK(p.dump_begun() == !parser::parse_dumps(text).empty());
+  }
+}

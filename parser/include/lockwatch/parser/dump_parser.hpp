@@ -56,6 +56,11 @@ class DumpParser {
   /// Dumps completed so far (a dump completes at the start of the next one or at finish()).
   std::vector<model::ThreadDump> take_dumps();
   const ParseStats& stats() const noexcept;
+  /// Whether a dump has begun in what was fed so far (open, or completed and maybe taken).
+  /// Once true, parse_dumps() of the whole input is not empty, whatever follows: so a caller
+  /// that only needs to know whether the text is a dump can stop feeding here. A JSON
+  /// document is read whole at finish(), so for JSON this stays false until then.
+  bool dump_begun() const noexcept;
 
  private:
   struct Impl;
