@@ -7,6 +7,7 @@
 
 #include "analyze_command.hpp"
 #include "check_config_command.hpp"
+#include "daemon_exec.hpp"
 #include "dump_command.hpp"
 #include "flags.hpp"
 #include "run_command.hpp"
@@ -19,6 +20,13 @@ struct Subcommand {
   const CommandSpec& spec;
   int (*run)(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
 };
+
+const char* argv0 = "lockwatch";
+
+// `run` is lockwatch-daemon's: this binary execs it (daemon_exec.hpp).
+int run_elsewhere(std::span<const std::string_view> args, std::ostream&, std::ostream& err) {
+  return lockwatch::app::exec_daemon(argv0, args, err);
+}
 
 constexpr CommandSpec version_spec{"version", "print the version", "", "", {}};
 
@@ -38,8 +46,9 @@ int main(int argc, char** argv) {
       {app::analyze_spec(), app::run_analyze},
       {app::dump_spec(), app::run_dump},
       {app::check_config_spec(), app::run_check_config},
-      {app::run_spec(), app::run_daemon},
+      {app::run_spec(), run_elsewhere},
   };
+  if (argc > 0) argv0 = argv[0];
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << overview(commands);

@@ -17,29 +17,6 @@
 namespace lockwatch::app {
 namespace {
 
-constexpr FlagSpec flag_table[] = {
-    {"--config", "FILE", "the YAML config file (docs/configuration.md); without it, the defaults"},
-    {"--pid", "PID", "a JVM to watch; the flags' pids replace the file's targets.pids", true},
-    {"--match", "REGEX", "watch the JVMs whose command line matches (targets.match)"},
-    {"--interval", "DURATION", "time between samples of a target (interval)"},
-    {"--listen", "HOST:PORT", "the HTTP endpoint's address (listen)"},
-    {"--ring-size", "N", "samples kept per target (ring.samples)"},
-    {"--backend", "attach|jstack", "how dumps are taken (backend)"},
-    {"--incident-dir", "DIR", "where incident evidence is written (incidents.directory)"},
-    {"--log-level", "LEVEL", "trace, debug, info, warn, error or off (log.level)"},
-    {"--web.config.file", "FILE", "TLS and basic auth for the HTTP endpoint, node_exporter's format"},
-};
-
-constexpr CommandSpec spec{
-    "run",
-    "the daemon: samples JVMs, serves /metrics and an API, keeps incident evidence",
-    "",
-    "  Samples the JVMs on this machine (or the given ones) and serves metrics and an API.\n"
-    "  Flags override the config file; with no PID, match or config every JVM is watched.\n"
-    "  SIGHUP reloads the config file and the web config file; SIGTERM or SIGINT stops.\n",
-    flag_table,
-};
-
 struct Flags {
   std::string config_file;
   std::vector<std::function<std::string(config::Config&)>> overrides;  // applied in order, after the file
@@ -138,10 +115,9 @@ std::string metrics_url(const config::Config& c, std::uint16_t port) {
 
 }  // namespace
 
-const CommandSpec& run_spec() { return spec; }
-
 int run_daemon(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
   ParsedArgs parsed;
+  const auto& spec = run_spec();
   if (auto code = read_args(spec, args, parsed, out, err)) return *code;
   Flags flags;
   if (auto e = read_flags(parsed, flags); !e.empty()) return usage_error(spec, err, e);

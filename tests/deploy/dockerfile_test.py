@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Checks deploy/docker/Dockerfile without a container engine: the runtime stage's packages provide
-# every shared library of the built binary, and the image runs lockwatch as a non-root user.
+# every shared library of the two built binaries (lockwatch and the lockwatch-daemon beside it),
+# and the image runs lockwatch as a non-root user.
 #   dockerfile_test.py SOURCE_DIR LOCKWATCH_BINARY
 import os
 import re
@@ -168,7 +169,8 @@ def main():
                        "installed here: the build's -dev packages pull them in)")
     needed = {}
     sanitizer = re.compile(r"lib(asan|ubsan|lsan|tsan)\.so")
-    for lib in ldd_libraries(binary):
+    daemon = os.path.join(os.path.dirname(binary), "lockwatch-daemon")
+    for lib in ldd_libraries(binary) + ldd_libraries(daemon):
         if sanitizer.search(lib):
             continue  # a sanitizer build of the tests; the image is built without
         pkg = package_of(lib)
@@ -190,8 +192,9 @@ def main():
     check(cmd == [["--config", "/etc/lockwatch/lockwatch.yaml"]],
           f'CMD should be ["--config", "/etc/lockwatch/lockwatch.yaml"], got {cmd}')
     copies = [a for w, a in runtime if w == "COPY"]
-    check(any(re.match(r"--from=build\s+\S+/lockwatch\s+/usr/local/bin/lockwatch$", a) for a in copies),
-          "the runtime stage does not copy the built binary to /usr/local/bin/lockwatch")
+    for name in ("lockwatch", "lockwatch-daemon"):  # `lockwatch run` execs the one beside it
+        check(any(re.match(rf"--from=build\s+\S+/{name}\s+/usr/local/bin/{name}$", a) for a in copies),
+              f"the runtime stage does not copy the built {name} to /usr/local/bin/{name}")
     check(any(w == "EXPOSE" and a.split() == ["9465"] for w, a in runtime), "EXPOSE 9465 is missing")
 
     args = {}

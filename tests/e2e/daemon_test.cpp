@@ -139,6 +139,29 @@ TEST_CASE("run: SIGHUP reloads the config; a broken file is refused and the daem
   CHECK(eventually([&] { return metric(d.metrics(), "lockwatch_incidents_total").value_or(0) >= 1; }));
 }
 
+// `lockwatch run` execs lockwatch-daemon from lockwatch's directory: one process, the command
+// line as typed (ps, /proc/PID/cmdline, a target label derived from it), stopped by SIGTERM.
+TEST_CASE("run: lockwatch becomes lockwatch-daemon - same pid, same command line", "[e2e]") {
+  Daemon d({"--interval", "1s", "--pid", "999999"});
+  const auto pid = std::to_string(d.proc->pid());
+  CHECK(fs::read_symlink("/proc/" + pid + "/exe").filename() == "lockwatch-daemon");
+  const auto cmdline = test::read_file("/proc/" + pid + "/cmdline");
+  CHECK(cmdline.rfind(lockwatch_binary() + std::string("\0run\0", 5), 0) == 0);
+  CHECK(d.get("/healthz").status == 200);
+  ::kill(d.proc->pid(), SIGTERM);  // it exits (a zombie until the test reaps it): the signal reached the daemon
+  CHECK(eventually([&] { return test::read_file("/proc/" + pid + "/stat").find(") Z ") != std::string::npos; }));
+}
+
+TEST_CASE("run: lockwatch without lockwatch-daemon beside it says so and exits 1", "[e2e]") {
+  const auto dir = scratch("lonely");
+  fs::copy_file(lockwatch_binary(), dir / "lockwatch");
+  const auto r = test::run_command({(dir / "lockwatch").string(), "run", "--pid", "1"}, 30s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "lockwatch run: cannot start the daemon " + (dir / "lockwatch-daemon").string() +
+                     ": No such file or directory (lockwatch-daemon is installed next to lockwatch)\n");
+  CHECK(test::run_command({(dir / "lockwatch").string(), "version"}, 30s).exit_code == 0);  // the rest works alone
+}
+
 TEST_CASE("run: a bad config names file, line and column and the daemon does not start", "[e2e]") {
   const auto dir = scratch("badconfig");
   test::write_file(dir / "bad.yaml", "interval: 1s\nring:\n  samples: lots\n");

@@ -104,13 +104,17 @@ fs::path readable_classes(const Workdir& w) {
   return copy;
 }
 
-// The binary too: a build tree under /tmp is hidden by the containers' own /tmp.
+// The binaries too (lockwatch and the lockwatch-daemon its `run` execs, beside it): a build
+// tree under /tmp is hidden by the containers' own /tmp.
 std::string readable_binary(const Workdir& w) {
   const auto copy = w.dir / "lockwatch";
   if (fs::exists(copy)) return copy.string();  // a running copy cannot be overwritten
-  fs::copy_file(LOCKWATCH_BINARY, copy);
-  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                            fs::perms::others_exec);
+  const fs::path built(LOCKWATCH_BINARY);
+  for (const auto* name : {"lockwatch-daemon", "lockwatch"}) {
+    fs::copy_file(built.parent_path() / name, w.dir / name);
+    fs::permissions(w.dir / name, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec);
+  }
   return copy.string();
 }
 
