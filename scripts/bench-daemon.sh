@@ -10,6 +10,7 @@
 # Shared, noisy machines: the figures that matter are the ratios measured in this one run.
 #
 #   scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--seconds S] [--rounds N]
+#   LOCKWATCH=BINARY scripts/bench-daemon.sh ...   # another build (a baseline), lockwatch-daemon beside it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ done
 scripts/deps.sh >/dev/null
 cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKWATCH_BUILD_TESTS=OFF -DLOCKWATCH_BUILD_BENCH=ON >/dev/null
 cmake --build build/bench --target lockwatch http_load >/dev/null
-lockwatch=build/bench/daemon/app/lockwatch
+lockwatch=${LOCKWATCH:-build/bench/daemon/app/lockwatch}
 load=build/bench/bench/http_load
 work=$(mktemp -d /tmp/lockwatch-bench-daemon.XXXXXX)
 pids=()

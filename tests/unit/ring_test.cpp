@@ -274,3 +274,109 @@ TEST_CASE("ring writer: a writer of another ring is refused", "[store][ring]") {
   writer.append("Full thread dump x:\n");
   CHECK_THROWS_AS(b.commit(std::move(writer), {}), std::invalid_argument);
 }
+
+namespace {
+
+// A dump's thread blocks (from a '"' line to its blank line), and the text around them.
+std::vector<std::string> blocks_of(const std::string& text, std::string& head) {
+  std::vector<std::string> blocks;
+  std::size_t at = text.find("\n\"");
+  head = text.substr(0, at == std::string::npos ? text.size() : at + 1);
+  for (at = head.size(); at < text.size();) {
+    auto end = text.find("\n\n", at);
+    end = end == std::string::npos ? text.size() : end + 2;
+    blocks.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  return blocks;
+}
+
+}  // namespace
+
+// Each thread's block is compared with the one its header had in the last sample: equal
+// blocks take the remembered shape, a block that differs anywhere (a frame, its length, the
+// text's end inside it) is interned line by line. Whatever happens, every text comes back.
+TEST_CASE("ring: blocks compared with the last sample's come back byte for byte", "[store][ring]") {
+  const auto dump = test::read_file(test::captured_dir() / "jdk17" / "ReentrantLockPool" / "dump-1.txt");
+  std::string head;
+  auto blocks = blocks_of(dump, head);
+  REQUIRE(blocks.size() > 10);
+  std::vector<std::string> texts;
+  texts.push_back(dump);
+  texts.push_back(with_times(dump, 7, 7));  // every block the same but its numbers
+  std::vector<std::size_t> with_frames;  // blocks with two frames or more
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].find("\tat ", blocks[i].find("\tat ") + 1) != std::string::npos) with_frames.push_back(i);
+  REQUIRE(with_frames.size() >= 6);
+  auto changed = blocks;
+  auto& longer = changed[with_frames[0]];
+  longer.insert(longer.find("\tat "), "\tat Extra.frame(Extra.java:1)\n");  // one frame more
+  auto& shorter = changed[with_frames[1]];
+  shorter.erase(shorter.rfind("\tat "));  // its last lines gone
+  shorter += "\n";
+  changed[with_frames[2]] += "\tat After.blank(After.java:1)\n";  // a line after its blank line: a junk block
+  std::swap(changed[with_frames[3]], changed[with_frames[4]]);      // two threads in the other order
+  changed.erase(changed.begin() + static_cast<std::ptrdiff_t>(with_frames[5]));  // a thread gone
+  changed.push_back("\"new thread\" #999 prio=5 os_prio=0 cpu=1.00ms elapsed=2.00s tid=0x9 nid=0x9 runnable  [0x0]\n"
+                    "   java.lang.Thread.State: RUNNABLE\n\"not a header\" but inside a block\n\n");
+  std::string changed_text = head;
+  for (const auto& b : changed) changed_text += b;
+  texts.push_back(changed_text);
+  texts.push_back(changed_text);  // the changed blocks are what it is compared with now
+  texts.push_back(changed_text.substr(0, changed_text.size() - 200));  // the text ends inside a block
+  texts.push_back(dump);
+  for (const std::size_t step : {std::size_t{1}, std::size_t{61}, std::size_t{1} << 20}) {
+    INFO("step " << step);
+    store::Ring ring({600, std::uint64_t{1} << 40});
+    std::vector<std::uint64_t> ids;
+    for (const auto& t : texts) {
+      auto writer = written_in_pieces(ring, t, step);
+      ids.push_back(*ring.commit(std::move(writer), {}));
+      if (ids.size() == 1) CHECK(ring.reused_blocks() == 0);
+      if (ids.size() == 2) CHECK(ring.reused_blocks() >= with_frames.size());  // the repeat took the fast path
+    }
+    for (std::size_t i = 0; i < texts.size(); ++i) CHECK(ring.text(ids[i]) == texts[i]);
+  }
+}
+
+TEST_CASE("ring: two writers open at once, one committing under the other's comparison", "[store][ring]") {
+  const auto a = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
+  const auto b = test::read_file(test::captured_dir() / "jdk25" / "ReentrantLockPool" / "dump-2.txt");
+  store::Ring ring({600, std::uint64_t{1} << 40});
+  ring.add(a, {});
+  auto slow = ring.begin();
+  slow.append(std::string_view(a).substr(0, a.size() / 2));  // comparing with a's blocks
+  ring.add(b, {});  // forgets a's blocks: b's are remembered now
+  ring.set_limits({1, std::uint64_t{1} << 40});  // and a's sample is evicted
+  slow.append(std::string_view(a).substr(a.size() / 2));
+  const auto id = ring.commit(std::move(slow), {});
+  REQUIRE(id);
+  CHECK(ring.text(*id) == a);
+  store::Ring fresh({1, std::uint64_t{1} << 40});
+  fresh.add(a, {});
+  CHECK(ring.bytes() == fresh.bytes());  // nothing of b or of the remembered blocks is left over
+}
+
+TEST_CASE("ring: what is remembered for the next sample is one sample's threads, counted", "[store][ring]") {
+  const auto a = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
+  store::Ring ring({600, std::uint64_t{1} << 40});
+  ring.add(a, {});
+  const auto one = ring.bytes();
+  // 50 samples of a JVM whose threads all get new names each time: none is compared with
+  // anything, and what is remembered does not pile up (each sample's own lines do).
+  std::uint64_t last = one;
+  for (int i = 0; i < 50; ++i) {
+    std::string renamed = a;
+    for (auto at = renamed.find("\n\""); at != std::string::npos; at = renamed.find("\n\"", at + 2))
+      renamed.insert(at + 2, "r" + std::to_string(i) + "-");
+    ring.add(renamed, {});
+    CHECK(ring.bytes() - last < a.size());
+    last = ring.bytes();
+  }
+  ring.set_limits({1, std::uint64_t{1} << 40});
+  store::Ring fresh({1, std::uint64_t{1} << 40});
+  std::string renamed = a;
+  for (auto at = renamed.find("\n\""); at != std::string::npos; at = renamed.find("\n\"", at + 2)) renamed.insert(at + 2, "r49-");
+  fresh.add(renamed, {});
+  CHECK(ring.bytes() == fresh.bytes());
+}

@@ -2,7 +2,6 @@
 #include "header_numbers.hpp"
 
 #include <array>
-#include <charconv>
 
 namespace lockwatch::store::detail {
 namespace {
@@ -18,17 +17,21 @@ std::string render_number(std::uint64_t value, int fraction) {
   return digits;
 }
 
-// "305.89" -> 30589 with 2 fraction digits, when it renders back identically.
+// "305.89" -> 30589 with 2 fraction digits, when it renders back identically: digits with at
+// most one dot and digits on both sides of it, no leading zero (render_number would drop it),
+// at most 18 digits. Read in place: this runs on every number of every thread header.
 bool split_number(std::string_view text, std::uint64_t& value, int& fraction) {
-  std::string digits;
-  fraction = 0;
   const auto dot = text.find('.');
-  if (dot != std::string_view::npos) fraction = static_cast<int>(text.size() - dot - 1);
-  for (char c : text)
-    if (c != '.') digits.push_back(c);
-  if (digits.empty() || digits.size() > 18 || fraction > 9 || (dot != std::string_view::npos && fraction == 0)) return false;
-  std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return render_number(value, fraction) == text;
+  const auto whole = text.substr(0, dot);
+  const auto part = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  if (whole.empty() || (dot != std::string_view::npos && part.empty()) || part.find('.') != std::string_view::npos)
+    return false;
+  if ((whole.size() > 1 && whole.front() == '0') || whole.size() + part.size() > 18 || part.size() > 9) return false;
+  value = 0;
+  for (const char c : whole) value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  for (const char c : part) value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  fraction = static_cast<int>(part.size());
+  return true;
 }
 
 std::size_t number_end(std::string_view line, std::size_t from) {

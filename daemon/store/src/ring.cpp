@@ -4,8 +4,10 @@
 #include "lockwatch/store/ring.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "header_numbers.hpp"
@@ -42,6 +44,15 @@ std::uint64_t bytes_of(const Stored& s) {
 
 bool is_blank(std::string_view line) { return line.empty() || line == "\r"; }
 
+// A block the writer saw, for the ring to remember at commit: `body` is its text after the
+// header, or, when it matched the remembered one, `matched` holds a reference to that body.
+struct Seen {
+  Id header = 0;
+  Id shape = 0;
+  std::string body;
+  std::optional<Id> matched;
+};
+
 }  // namespace
 
 struct Ring::Impl {
@@ -54,6 +65,33 @@ struct Ring::Impl {
   std::uint64_t sample_bytes = 0;
   std::uint64_t evictions = 0;
   std::uint64_t refused = 0;
+
+  // Each thread's block in the last committed sample, by its header line (a template when it
+  // had numbers: name, #id, tid, nid and state, the changing numbers cut out), with the text of
+  // the lines after the header. Most threads have the same stack in the next dump: their block
+  // is then compared with this text byte by byte as it streams in and takes the remembered
+  // shape, instead of every line being hashed and found in the pool again (that was a third of
+  // a sample's CPU). Entries not seen in the latest commit are dropped, so this holds one
+  // sample's threads; bodies are interned, so threads with the same stack share one copy.
+  // Counted in bytes().
+  struct Previous {
+    Id body = 0;   // in `bodies`
+    Id shape = 0;  // holds a reference, so the shape (and its lines) outlive eviction
+    std::uint64_t commit = 0;
+    std::size_t order_at = 0;  // its place in `order`
+  };
+  std::unordered_map<Id, Previous> previous;  // by header line id
+  // The last sample's threads in the order it listed them, which the next dump mostly keeps:
+  // a header is compared with the one expected next before any hashing.
+  struct Expected {
+    Id header = 0, body = 0, shape = 0;
+  };
+  std::vector<Expected> order;
+  InternPool<std::string, StringHash> bodies;
+  std::vector<Expected> new_order;  // remember()'s buffer
+  std::uint64_t previous_bytes = 0;
+  std::uint64_t commits = 0;
+  std::uint64_t reused_blocks = 0;
 
   Id acquire_line(std::string_view text) {
     const auto before = lines.size();
@@ -95,6 +133,62 @@ struct Ring::Impl {
     for (Id line : open_block) release_line(line);
   }
 
+  Id acquire_body(std::string_view text) {
+    const auto before = bodies.size();
+    const Id id = bodies.acquire(text);
+    if (bodies.size() > before) previous_bytes += text.size() + entry_overhead;
+    return id;
+  }
+
+  void release_body(Id id) {
+    const auto size = bodies.get(id).size();
+    if (bodies.release(id)) previous_bytes -= size + entry_overhead;
+  }
+
+  void forget(const Previous& p) {
+    release_shape(p.shape);
+    release_body(p.body);
+    previous_bytes -= entry_overhead;
+  }
+
+  // After a commit: the committed sample's blocks become what the next one is compared with.
+  void remember(std::vector<Seen>& seen) {
+    ++commits;
+    for (const auto& x : seen) {
+      auto [it, fresh] = previous.try_emplace(x.header);
+      if (x.matched) ++reused_blocks;
+      if (x.matched && !fresh && it->second.body == *x.matched) {  // it stands another sample
+        it->second.commit = commits;
+        release_body(*x.matched);
+      } else {  // new, changed, or matched one that another writer's commit dropped meanwhile
+        const Previous next{x.matched ? *x.matched : acquire_body(x.body), x.shape, commits};  // before
+        shapes.add_ref(x.shape);                                                           // the old goes
+        if (fresh) previous_bytes += entry_overhead;
+        else forget_refs(it->second);
+        it->second = next;
+      }
+      it->second.order_at = new_order.size();
+      new_order.push_back({x.header, it->second.body, it->second.shape});
+    }
+    seen.clear();
+    order.swap(new_order);
+    new_order.clear();
+    for (auto it = previous.begin(); it != previous.end();) {
+      if (it->second.commit == commits) { ++it; continue; }
+      forget(it->second);
+      it = previous.erase(it);
+    }
+  }
+
+  void release(const std::vector<Seen>& seen) {
+    for (const auto& x : seen)
+      if (x.matched) release_body(*x.matched);
+  }
+  void forget_refs(const Previous& p) {  // forget(), keeping the entry's own bytes counted
+    release_shape(p.shape);
+    release_body(p.body);
+  }
+
   void evict_oldest() {
     for (Id block : samples.front().blocks) release_shape(block);
     sample_bytes -= samples.front().bytes;
@@ -103,7 +197,8 @@ struct Ring::Impl {
   }
 
   void enforce() {
-    while (samples.size() > limits.max_samples || (samples.size() > 1 && pool_bytes + sample_bytes > limits.max_bytes))
+    while (samples.size() > limits.max_samples ||
+           (samples.size() > 1 && pool_bytes + sample_bytes + previous_bytes > limits.max_bytes))
       evict_oldest();
   }
 
@@ -155,6 +250,7 @@ struct Ring::Writer::State {
   bool finish() {
     if (given_up) return false;
     call_before = ring->pool_bytes;
+    if (match) unmatch();  // the text ended inside a block that had matched so far
     s.final_newline = carry.empty();
     if (!carry.empty() && !line(carry)) return false;
     if (!block.empty()) s.blocks.push_back(ring->acquire_shape(block));
@@ -168,35 +264,151 @@ struct Ring::Writer::State {
   void give_up() {
     if (given_up) return;
     given_up = true;
+    drop_match();
     ring->release(s, block);
-    s = {}, block = {}, carry = {};
+    ring->release(seen);
+    s = {}, block = {}, carry = {}, seen = {};
   }
 
   bool take_lines(std::string_view chunk) {
     std::size_t at = 0;
-    if (!carry.empty()) {  // the line the last chunk ended inside
-      const auto nl = chunk.find('\n');
-      carry.append(chunk.substr(0, nl));
-      if (nl == std::string_view::npos) return carry_fits();
-      const bool ok = line(carry);
-      carry.clear();
-      if (!ok) return false;
-      at = nl + 1;
-    }
     while (at < chunk.size()) {
+      if (match) {  // never with a carry: a match starts right after its header line
+        at = follow(chunk, at);
+        continue;
+      }
       const auto nl = chunk.find('\n', at);
-      if (nl == std::string_view::npos) return carry.assign(chunk.substr(at)), carry_fits();
-      if (!line(chunk.substr(at, nl - at))) return false;
+      if (nl == std::string_view::npos) return carry.append(chunk.substr(at)), carry_fits();
+      bool ok = true;
+      if (carry.empty()) {
+        ok = line(chunk.substr(at, nl - at));
+      } else {  // the line a chunk before this one ended inside
+        carry.append(chunk.substr(at, nl - at));
+        ok = line(carry);
+        carry.clear();
+      }
+      if (!ok) return false;
       at = nl + 1;
     }
     return true;
   }
 
   bool line(std::string_view text) {
-    block.push_back(ring->line_id(text, s.numbers));
-    if (is_blank(text)) s.blocks.push_back(ring->acquire_shape(std::exchange(block, {})));
+    if (!block.empty() || !expected_header(text)) {
+      block.push_back(ring->line_id(text, s.numbers));
+      if (block.size() == 1) start_match();
+      if (is_blank(text)) end_block();
+    }
     if (added() > ring->limits.max_bytes) return give_up(), false;
     return true;
+  }
+
+  // Whether `text` is the header of the thread that came next in the last sample (its numbers
+  // cut as line_id would); if so the block starts matching that thread's, with no hashing.
+  bool expected_header(std::string_view text) {
+    if (expected_at >= ring->order.size() || text.empty() || text.front() != '"') return false;
+    const auto& e = ring->order[expected_at];
+    const std::string& known = ring->lines.get(e.header & ~template_bit);
+    if (e.header & template_bit) {
+      const auto numbers_before = s.numbers.size();
+      if (!detail::cut_numbers(text, ring->tmpl, s.numbers) || ring->tmpl != known)
+        return s.numbers.resize(numbers_before), false;
+    } else if (text != known) {
+      return false;
+    }
+    ring->lines.add_ref(e.header & ~template_bit);
+    block.push_back(e.header);
+    begin_match(e.body, e.shape);
+    ++expected_at;
+    return true;
+  }
+
+  // The fast path (Impl::previous): after a header the last sample had, the bytes that follow
+  // are compared with that thread's remembered body, as many at once as the chunk holds. The
+  // match holds references to the body and its shape, so another writer's commit cannot take
+  // them away meanwhile.
+  struct Match {
+    Id body = 0;
+    Id shape = 0;
+    std::size_t at = 0;  // bytes of the body matched so far
+  };
+
+  void start_match() {
+    const auto it = ring->previous.find(block.front());
+    if (it == ring->previous.end()) return;
+    begin_match(it->second.body, it->second.shape);
+    expected_at = it->second.order_at + 1;  // the threads after it are expected next
+  }
+
+  void begin_match(Id body, Id shape) {
+    ring->shapes.add_ref(shape);
+    ring->bodies.add_ref(body);
+    match = Match{body, shape, 0};
+  }
+
+  // Takes the chunk's bytes from `at` while they equal the rest of the body; returns where the
+  // chunk goes on. The whole body equal ends the block (it ends at its blank line); a
+  // difference makes the block an ordinary one from there.
+  std::size_t follow(std::string_view chunk, std::size_t at) {
+    const std::string& body = ring->bodies.get(match->body);
+    const auto n = std::min(body.size() - match->at, chunk.size() - at);
+    const char* want = body.data() + match->at;
+    if (std::memcmp(want, chunk.data() + at, n) == 0) {
+      match->at += n;
+      if (match->at == body.size()) end_matched_block();
+      return at + n;
+    }
+    const auto same = static_cast<std::size_t>(std::mismatch(want, want + n, chunk.data() + at).first - want);
+    match->at += same;
+    unmatch();
+    return at + same;
+  }
+
+  // The remembered block, whole: it is this block.
+  void end_matched_block() {
+    s.blocks.push_back(match->shape);  // the match's references are the sample's and seen's now
+    ring->release_line(block.front());  // the shape holds its own reference to its header
+    seen.push_back({block.front(), match->shape, {}, match->body});
+    block.clear();
+    match.reset();
+  }
+
+  // The block differs from the remembered one: the lines matched so far are interned now, and
+  // a line matched in part is carried, as if it had come the ordinary way. (A body holds no
+  // header-like line and no blank line but its last, so these are plain lines of this block.)
+  void unmatch() {
+    const std::string_view body = ring->bodies.get(match->body);
+    std::size_t at = 0;
+    for (auto nl = body.find('\n'); nl < match->at; nl = body.find('\n', at)) {
+      block.push_back(ring->acquire_line(body.substr(at, nl - at)));
+      at = nl + 1;
+    }
+    carry.assign(body.substr(at, match->at - at));
+    drop_match();
+  }
+
+  void drop_match() {
+    if (!match) return;
+    ring->release_shape(match->shape);
+    ring->release_body(match->body);
+    match.reset();
+  }
+
+  void end_block() {
+    const Id shape = ring->acquire_shape(block);
+    s.blocks.push_back(shape);
+    if (ring->lines.get(block.front() & ~template_bit).starts_with('"')) remember(shape);
+    block.clear();
+  }
+
+  // A thread's block to compare the next sample's with: its lines after the header as text.
+  void remember(Id shape) {
+    std::string body;
+    for (std::size_t i = 1; i < block.size(); ++i) {
+      if (block[i] & template_bit) return;  // a header-like line inside: not for the fast path
+      body.append(ring->lines.get(block[i])).push_back('\n');
+    }
+    seen.push_back({block.front(), shape, std::move(body), std::nullopt});
   }
 
   // A line longer than max_bytes would add more than max_bytes once complete, so a hostile
@@ -221,6 +433,9 @@ struct Ring::Writer::State {
 
   Impl* ring;
   Stored s;
+  std::optional<Match> match;  // the open block follows the one remembered for its header
+  std::size_t expected_at = 0;  // in ring->order: the thread expected next
+  std::vector<Seen> seen;      // for Impl::remember at commit
   Shape block;        // the open block's lines
   std::string carry;  // the open line: the text since the last '\n'
   std::int64_t pool_added = 0;
@@ -263,6 +478,7 @@ std::optional<std::uint64_t> Ring::commit(Writer&& writer, sampling::DumpFacts f
   s.bytes = bytes_of(s);
   impl_->sample_bytes += s.bytes;
   impl_->samples.push_back(std::move(s));
+  impl_->remember(state->seen);
   impl_->enforce();
   return impl_->samples.back().info.id;
 }
@@ -295,8 +511,9 @@ void Ring::set_limits(RingLimits limits) {
 }
 
 std::size_t Ring::size() const noexcept { return impl_->samples.size(); }
-std::uint64_t Ring::bytes() const noexcept { return impl_->pool_bytes + impl_->sample_bytes; }
+std::uint64_t Ring::bytes() const noexcept { return impl_->pool_bytes + impl_->sample_bytes + impl_->previous_bytes; }
 std::uint64_t Ring::evictions() const noexcept { return impl_->evictions; }
 std::uint64_t Ring::refused() const noexcept { return impl_->refused; }
+std::uint64_t Ring::reused_blocks() const noexcept { return impl_->reused_blocks; }
 
 }  // namespace lockwatch::store

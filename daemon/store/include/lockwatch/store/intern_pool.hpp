@@ -42,6 +42,9 @@ class InternPool {
     return id;
   }
 
+  /// Takes another reference to a value the caller holds one to already: no hashing.
+  void add_ref(Id id) { ++entries_[id].refs; }
+
   /// Drops one reference; returns true when that was the last (the value is gone).
   bool release(Id id) {
     if (--entries_[id].refs > 0) return false;

@@ -85,6 +85,9 @@ class Ring {
   std::uint64_t bytes() const noexcept;      // estimated memory of samples and pools
   std::uint64_t evictions() const noexcept;  // samples dropped to stay within the limits
   std::uint64_t refused() const noexcept;    // samples too big for max_bytes on their own
+  /// Thread blocks of committed samples that equalled their thread's block in the sample
+  /// before and took its stored form without their lines being looked up again.
+  std::uint64_t reused_blocks() const noexcept;
 
  private:
   struct Impl;
