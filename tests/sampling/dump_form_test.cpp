@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The JSON dump's pure parts: the generated file name, the jcmd request and its reply, and the
-// choice of dump form from what a JVM's dumps say.
+// choice of dump form from the evidence its parsed dumps give.
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
-#include <string_view>
 
 #include "lockwatch/sampling/attach_protocol.hpp"
 #include "lockwatch/sampling/dump_file_name.hpp"
@@ -17,27 +16,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string print_25 =
-    "2026-12-01 11:05:12\nFull thread dump OpenJDK 64-Bit Server VM (25.0.3+9-LTS mixed mode, sharing):\n\n"
-    "\"main\" #1 [7] prio=5 os_prio=0 cpu=1ms elapsed=1s tid=0x1 nid=7 waiting on condition  [0x1]\n"
-    "   java.lang.Thread.State: TIMED_WAITING (sleeping)\n\n";
-const std::string print_25_carrier = print_25 +
-    "\"ForkJoinPool-1-worker-1\" #23 [2142] daemon prio=5 os_prio=0 cpu=3.10ms elapsed=5.29s tid=0x2  [0x2]\n"
-    "   Carrying virtual thread #33\n   java.lang.Thread.State: WAITING (parking)\n\n";
-const std::string print_25_unblocker = print_25 +
-    "\"VirtualThread-unblocker\" #21 [2138] daemon prio=5 os_prio=0 cpu=0.65ms elapsed=5.30s tid=0x3 nid=2138 runnable\n\n";
-const std::string print_17_like_unblocker =
-    "Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9-Debian-1 mixed mode, sharing):\n\n"
-    "\"VirtualThread-unblocker\" #21 daemon prio=5 tid=0x3 nid=2138 runnable\n\n";
-const std::string json_25_virtual =
-    "{\n  \"threadDump\": {\n    \"processId\": \"1\",\n    \"runtimeVersion\": \"25.0.3+9-LTS\",\n"
-    "    \"threadContainers\": [ { \"threads\": [ { \"tid\": \"33\", \"virtual\": true } ] } ] } }\n";
-const std::string json_25_platform =
-    "{\n  \"threadDump\": {\n    \"processId\": \"1\",\n    \"runtimeVersion\": \"25.0.3+9-LTS\",\n"
-    "    \"threadContainers\": [ { \"threads\": [ { \"tid\": \"3\", \"name\": \"main\" } ] } ] } }\n";
-const std::string print_21_unparker =
-    "Full thread dump OpenJDK 64-Bit Server VM (21.0.5+11-LTS mixed mode, sharing):\n\n"
-    "\"VirtualThread-unparker\" #30 daemon prio=5 tid=0x3 nid=9 waiting on condition\n\n";
+// What a parsed dump tells the chooser (service::evidence_of reads it; the service unit tests
+// check that reading on real dump texts).
+constexpr FormEvidence jdk25{25, false, false};         // platform threads only, either form
+constexpr FormEvidence jdk25_carrier{25, true, true};   // a mounted virtual thread
+constexpr FormEvidence jdk25_helper{25, true, false};   // the JVM's helper threads alone
+constexpr FormEvidence jdk21_helper{21, true, false};   // the JVM's helper threads alone
+constexpr FormEvidence jdk17{17, false, false};
+constexpr FormEvidence failed{};                        // a dump that did not finish has none
 
 }  // namespace
 
@@ -100,42 +86,39 @@ TEST_CASE("JDK version from a VM version string", "[json][form]") {
   CHECK(jdk_major_of("99999.1") == 0);
 }
 
-TEST_CASE("evidence of virtual threads in each form", "[json][form]") {
-  CHECK(evidence_of(DumpForm::print, print_25).jdk_major == 25);
-  CHECK_FALSE(evidence_of(DumpForm::print, print_25).virtual_threads);
-  const auto carrier = evidence_of(DumpForm::print, print_25_carrier);
-  CHECK(carrier.virtual_threads);
-  CHECK(carrier.mounted);
-  const auto helper = evidence_of(DumpForm::print, print_25_unblocker);
-  CHECK(helper.virtual_threads);
-  CHECK_FALSE(helper.mounted);
-  CHECK(evidence_of(DumpForm::json, json_25_virtual).jdk_major == 25);
-  CHECK(evidence_of(DumpForm::json, json_25_virtual).mounted);
-  CHECK_FALSE(evidence_of(DumpForm::json, json_25_platform).virtual_threads);
-  CHECK(evidence_of(DumpForm::print, "not a dump").jdk_major == 0);
-}
-
 TEST_CASE("form choice: auto, print and json", "[json][form]") {
   const auto t0 = FormChooser::Clock::time_point{} + 1h;
   SECTION("auto: print until a JDK 25 JVM shows virtual threads, then JSON every sample") {
     FormChooser c;
     CHECK(c.choose(t0) == DumpForm::print);
-    c.observe(DumpForm::print, Outcome::ok, print_25, t0);
+    c.observe(DumpForm::print, Outcome::ok, jdk25, t0);
     CHECK(c.choose(t0) == DumpForm::print);  // JDK 25, no virtual threads
-    c.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0 + 1s);
+    c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0 + 1s);
     for (int i = 0; i < 4; ++i) CHECK(c.choose(t0 + 2s) == DumpForm::json);
     CHECK(c.reason(t0 + 2s) == "JDK 25 runs virtual threads");
   }
-  SECTION("auto: a JDK 17 JVM stays print, whatever its thread names") {
+  SECTION("auto: a JDK 17 JVM stays print, even with evidence of virtual threads") {
     FormChooser c;
-    c.observe(DumpForm::print, Outcome::ok, print_17_like_unblocker, t0);
+    c.observe(DumpForm::print, Outcome::ok, jdk17, t0);
     CHECK(c.jdk_major() == 17);
     CHECK(c.choose(t0 + 1s) == DumpForm::print);
     CHECK(c.reason(t0 + 1s).find("JDK 17") != std::string::npos);
+    // JDK 17 has no JSON dump: whatever a dump seemed to show, the chooser does not ask for one.
+    c.observe(DumpForm::print, Outcome::ok, FormEvidence{17, true, true}, t0 + 2s);
+    CHECK(c.choose(t0 + 3s) == DumpForm::print);
+    CHECK(c.reason(t0 + 3s) == "JDK 17 has no JSON thread dump");
+  }
+  SECTION("auto: a dump that states no version keeps the JDK known before") {
+    FormChooser c;
+    CHECK(c.reason(t0) == "JDK version not known yet");
+    c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0);
+    c.observe(DumpForm::print, Outcome::ok, FormEvidence{0, true, true}, t0 + 1s);
+    CHECK(c.jdk_major() == 25);
+    CHECK(c.choose(t0 + 2s) == DumpForm::json);
   }
   SECTION("auto: JDK 21-24 alternate, so print samples keep the platform threads' locks") {
     FormChooser c;
-    c.observe(DumpForm::print, Outcome::ok, print_21_unparker, t0);
+    c.observe(DumpForm::print, Outcome::ok, jdk21_helper, t0);
     std::string forms;
     for (int i = 0; i < 4; ++i) forms += c.choose(t0 + 1s) == DumpForm::json ? 'j' : 'p';
     CHECK(forms == "jpjp");
@@ -144,17 +127,17 @@ TEST_CASE("form choice: auto, print and json", "[json][form]") {
     FormTimes times;
     times.idle = 10min;
     FormChooser c(FormMode::automatic, times);
-    c.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0);
+    c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0);
     CHECK(c.choose(t0 + 1s) == DumpForm::json);
-    c.observe(DumpForm::json, Outcome::ok, json_25_platform, t0 + 5min);
+    c.observe(DumpForm::json, Outcome::ok, jdk25, t0 + 5min);
     CHECK(c.choose(t0 + 5min) == DumpForm::json);  // not idle long enough
-    c.observe(DumpForm::json, Outcome::ok, json_25_platform, t0 + 11min);
+    c.observe(DumpForm::json, Outcome::ok, jdk25, t0 + 11min);
     CHECK(c.choose(t0 + 11min) == DumpForm::print);
     // The JVM's helper threads outlive the virtual threads: alone they do not bring JSON back.
-    c.observe(DumpForm::print, Outcome::ok, print_25_unblocker, t0 + 12min);
+    c.observe(DumpForm::print, Outcome::ok, jdk25_helper, t0 + 12min);
     CHECK(c.choose(t0 + 12min) == DumpForm::print);
     // A mounted virtual thread does.
-    c.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0 + 13min);
+    c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0 + 13min);
     CHECK(c.choose(t0 + 13min) == DumpForm::json);
   }
   SECTION("a JSON dump the JVM cannot write: print for the fallback time, then JSON again") {
@@ -162,12 +145,12 @@ TEST_CASE("form choice: auto, print and json", "[json][form]") {
     times.fallback = 10min;
     for (const auto mode : {FormMode::json, FormMode::automatic}) {
       FormChooser c(mode, times);
-      c.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0);
+      c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0);
       CHECK(c.choose(t0) == DumpForm::json);
-      c.observe(DumpForm::json, Outcome::dump_file_failed, "", t0 + 1s);
+      c.observe(DumpForm::json, Outcome::dump_file_failed, failed, t0 + 1s);
       CHECK(c.falling_back(t0 + 2s));
       CHECK(c.choose(t0 + 2s) == DumpForm::print);
-      c.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0 + 9min);
+      c.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0 + 9min);
       CHECK(c.choose(t0 + 9min) == DumpForm::print);
       CHECK(c.reason(t0 + 9min).find("could not write") != std::string::npos);
       CHECK(c.choose(t0 + 10min + 2s) == DumpForm::json);
@@ -175,12 +158,12 @@ TEST_CASE("form choice: auto, print and json", "[json][form]") {
   }
   SECTION("other failures of a JSON dump (a timeout) change nothing") {
     FormChooser c(FormMode::json);
-    c.observe(DumpForm::json, Outcome::timeout, "", t0);
+    c.observe(DumpForm::json, Outcome::timeout, failed, t0);
     CHECK(c.choose(t0 + 1s) == DumpForm::json);
   }
   SECTION("print and json force the form") {
     FormChooser print(FormMode::print);
-    print.observe(DumpForm::print, Outcome::ok, print_25_carrier, t0);
+    print.observe(DumpForm::print, Outcome::ok, jdk25_carrier, t0);
     CHECK(print.choose(t0 + 1s) == DumpForm::print);
     FormChooser json(FormMode::json);
     CHECK(json.choose(t0) == DumpForm::json);  // before anything is known

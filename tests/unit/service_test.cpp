@@ -5,8 +5,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
 
+#include "lockwatch/sampling/dump_form.hpp"
 #include "lockwatch/service/incident.hpp"
 #include "lockwatch/service/log.hpp"
 #include "lockwatch/service/target_name.hpp"
@@ -352,24 +358,139 @@ TEST_CASE("target state: a streamed sample past ring.max_bytes is refused as too
   CHECK_FALSE(t.streaming());
 }
 
-TEST_CASE("form evidence from the parsed dump is what the text search finds", "[service][dump_form]") {
+namespace {
+
+// Small dumps in the JVM's own layout, lines taken from the captured dumps and the corpus.
+const std::string print_25 =
+    "2026-11-30 09:32:39\nFull thread dump OpenJDK 64-Bit Server VM (25.0.3+9-LTS mixed mode, sharing):\n\n"
+    "\"main\" #3 [3931] prio=5 os_prio=0 cpu=112.74ms elapsed=1.23s tid=0x00007f4d2c02a8d0 nid=3931 waiting on condition  [0x00007f4d3271e000]\n"
+    "   java.lang.Thread.State: TIMED_WAITING (sleeping)\n"
+    "\tat java.lang.Thread.sleepNanos0(java.base@25.0.3/Native Method)\n"
+    "\tat java.lang.Thread.sleep(java.base@25.0.3/Thread.java:540)\n"
+    "\tat VirtualThreads.main(VirtualThreads.java:46)\n\n";
+const std::string print_25_carrier = print_25 +
+    "\"ForkJoinPool-1-worker-2\" #29 [3957] daemon prio=5 os_prio=0 cpu=1.64ms elapsed=1.00s tid=0x00007f4d2c0f1100  [0x00007f4d3050b000]\n"
+    "   Carrying virtual thread #34\n"
+    "\tat jdk.internal.vm.Continuation.run(java.base@25.0.3/Continuation.java:251)\n"
+    "\tat java.lang.VirtualThread.runContinuation(java.base@25.0.3/VirtualThread.java:297)\n"
+    "\tat java.util.concurrent.ForkJoinWorkerThread.run(java.base@25.0.3/ForkJoinWorkerThread.java:187)\n\n";
+const std::string print_21_unparker =
+    "2024-04-17 14:16:17\nFull thread dump OpenJDK 64-Bit Server VM (21.0.2+13-LTS mixed mode, sharing):\n\n"
+    "\"VirtualThread-unparker\" #83 [100] daemon prio=5 os_prio=0 cpu=5.98ms elapsed=257.04s tid=0x00007f0348015df0 nid=100 waiting on condition  [0x00007f04523aa000]\n"
+    "   java.lang.Thread.State: TIMED_WAITING (parking)\n"
+    "\tat jdk.internal.misc.Unsafe.park(java.base@21.0.2/Native Method)\n"
+    "\t- parking to wait for  <0x00000000a6076ab0> (a java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n"
+    "\tat java.util.concurrent.locks.LockSupport.parkNanos(java.base@21.0.2/LockSupport.java:269)\n"
+    "\tat java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take(java.base@21.0.2/ScheduledThreadPoolExecutor.java:1182)\n"
+    "\tat java.lang.Thread.run(java.base@21.0.2/Thread.java:1583)\n\n";
+// An application thread named like the JVM's JDK 21+ helper, on JDK 17.
+const std::string print_17_like_unblocker =
+    "2026-11-30 09:31:16\nFull thread dump OpenJDK 64-Bit Server VM (17.0.21.1+2-1-deb12u1-Debian mixed mode, sharing):\n\n"
+    "\"VirtualThread-unblocker\" #21 daemon prio=5 os_prio=0 cpu=0.65ms elapsed=5.30s tid=0x00007f4d2c0ea730 nid=0x1b2a runnable  [0x00007f4d3090c000]\n"
+    "   java.lang.Thread.State: RUNNABLE\n"
+    "\tat com.shop.Unblocker.run(Unblocker.java:12)\n"
+    "\tat java.lang.Thread.run(java.base@17.0.21.1/Thread.java:840)\n\n";
+
+std::string json_dump(std::string_view version, std::string_view threads) {
+  return "{\n  \"threadDump\": {\n    \"processId\": \"3927\",\n    \"time\": \"2026-11-30T09:32:42.450342103Z\",\n"
+         "    \"runtimeVersion\": \"" + std::string(version) + "\",\n    \"threadContainers\": [\n      {\n"
+         "        \"container\": \"<root>\",\n        \"parent\": null,\n        \"owner\": null,\n        \"threads\": [\n" +
+         std::string(threads) + "\n        ],\n        \"threadCount\": \"2\"\n      }\n    ]\n  }\n}\n";
+}
+const std::string json_main =
+    "          {\n            \"tid\": \"3\",\n            \"name\": \"main\",\n            \"state\": \"TIMED_WAITING\",\n"
+    "            \"stack\": [\n              \"java.base\\/java.lang.Thread.sleep(Thread.java:540)\",\n"
+    "              \"VirtualThreads.main(VirtualThreads.java:46)\"\n            ]\n          }";
+const std::string json_25_virtual = json_dump("25.0.3+9-LTS", json_main +
+    ",\n          {\n            \"tid\": \"32\",\n            \"virtual\": true,\n            \"name\": \"metrics-vt-2\",\n"
+    "            \"state\": \"BLOCKED\",\n            \"blockedOn\": \"MetricsRegistry@2627c501\",\n            \"stack\": [\n"
+    "              \"MetricsRegistry.record(VirtualThreads.java:111)\",\n"
+    "              \"java.base\\/java.lang.VirtualThread.run(VirtualThread.java:460)\"\n            ]\n          }");
+const std::string json_25_platform = json_dump("25.0.3+9-LTS", json_main);
+// JDK 21-24 JSON marks no thread virtual: its stack, ending in VirtualThread.run, tells.
+const std::string json_21_virtual = json_dump("21.0.5+11-LTS",
+    "          {\n            \"tid\": \"3\",\n            \"name\": \"main\",\n            \"stack\": [\n"
+    "              \"java.base\\/java.lang.Thread.sleep(Thread.java:509)\"\n            ]\n          },\n"
+    "          {\n            \"tid\": \"32\",\n            \"name\": \"\",\n            \"stack\": [\n"
+    "              \"MetricsRegistry.record(VirtualThreads.java:111)\",\n"
+    "              \"java.base\\/java.lang.VirtualThread.run(VirtualThread.java:309)\"\n            ]\n          }");
+
+sampling::FormEvidence evidence_in(std::string_view text, model::DumpFormat format) {
+  auto dumps = parser::parse_dumps(text);
+  REQUIRE(dumps.size() == 1);
+  REQUIRE(dumps.front().format == format);
+  REQUIRE(dumps.front().threads.size() >= 1);
+  return service::evidence_of(dumps.front());
+}
+
+}  // namespace
+
+TEST_CASE("form evidence: what each form of dump shows of virtual threads", "[service][dump_form]") {
+  using model::DumpFormat;
+  const auto platform = evidence_in(print_25, DumpFormat::jstack);
+  CHECK(platform.jdk_major == 25);
+  CHECK_FALSE(platform.virtual_threads);
+  CHECK_FALSE(platform.mounted);
+  const auto carrier = evidence_in(print_25_carrier, DumpFormat::jstack);
+  CHECK(carrier.jdk_major == 25);
+  CHECK(carrier.virtual_threads);
+  CHECK(carrier.mounted);
+  // The JVM's helper outlives the application's virtual threads: used, not running.
+  const auto helper = evidence_in(print_21_unparker, DumpFormat::jstack);
+  CHECK(helper.jdk_major == 21);
+  CHECK(helper.virtual_threads);
+  CHECK_FALSE(helper.mounted);
+  // No virtual threads before JDK 21, whatever a thread is named.
+  const auto jdk17 = evidence_in(print_17_like_unblocker, DumpFormat::jstack);
+  CHECK(jdk17.jdk_major == 17);
+  CHECK_FALSE(jdk17.virtual_threads);
+  CHECK_FALSE(jdk17.mounted);
+
+  const auto json_virtual = evidence_in(json_25_virtual, DumpFormat::dump_to_file_json);
+  CHECK(json_virtual.jdk_major == 25);
+  CHECK(json_virtual.virtual_threads);
+  CHECK(json_virtual.mounted);
+  const auto json_platform = evidence_in(json_25_platform, DumpFormat::dump_to_file_json);
+  CHECK(json_platform.jdk_major == 25);
+  CHECK_FALSE(json_platform.virtual_threads);
+  CHECK_FALSE(json_platform.mounted);
+  const auto json_21 = evidence_in(json_21_virtual, DumpFormat::dump_to_file_json);
+  CHECK(json_21.jdk_major == 21);
+  CHECK(json_21.virtual_threads);
+  CHECK(json_21.mounted);
+
+  // A dump without a VM banner states no JDK.
+  auto headless = parser::parse_dumps(print_25_carrier.substr(print_25_carrier.find("\"main\"")));
+  REQUIRE(headless.size() == 1);
+  CHECK(service::evidence_of(headless.front()).jdk_major == 0);
+}
+
+TEST_CASE("form evidence of the real dumps: their JDK, and virtual threads where they ran", "[service][dump_form]") {
+  // Each was dumped by the JDK its directory names; the dump_to_file inputs all come from one
+  // Temurin 25.0.3 capture (tests/unit/dump_to_file_json_test.cpp). Virtual threads ran in the
+  // VirtualThreads scenario and in the dump_to_file program, nowhere else.
+  const auto captured = test::captured_dir(), data = test::source_dir() / "tests" / "unit" / "data" / "dump_to_file";
+  std::set<fs::path> with_virtual = {data / "jdk21.json", data / "jdk25.json", data / "jdk27.json"};
+  for (const auto* name : {"dump-1.txt", "dump-2.txt", "dump-3.txt", "threads.json"})
+    with_virtual.insert(captured / "jdk25" / "VirtualThreads" / name);
   const auto files = real_dump_files();
   REQUIRE(files.size() > 10);
-  bool saw_virtual = false, saw_json = false;
+  for (const auto& f : with_virtual) CHECK(std::find(files.begin(), files.end(), f) != files.end());
+  std::map<int, int> by_jdk;
   for (const auto& f : files) {
     INFO(f);
-    const auto text = test::read_file(f);
-    auto dumps = parser::parse_dumps(text);
+    auto dumps = parser::parse_dumps(test::read_file(f));
     REQUIRE_FALSE(dumps.empty());
-    const bool json = dumps.front().format == model::DumpFormat::dump_to_file_json;
-    const auto searched = sampling::evidence_of(json ? sampling::DumpForm::json : sampling::DumpForm::print, text);
-    const auto parsed = service::evidence_of(dumps.front());
-    CHECK(parsed.jdk_major == searched.jdk_major);
-    CHECK(parsed.virtual_threads == searched.virtual_threads);
-    CHECK(parsed.mounted == searched.mounted);
-    saw_virtual = saw_virtual || searched.virtual_threads;
-    saw_json = saw_json || json;
+    const auto e = service::evidence_of(dumps.front());
+    const auto top = f.parent_path() == data ? std::string("jdk25") : f.lexically_relative(captured).begin()->string();
+    const int jdk = top == "jdk17" ? 17 : top == "jdk25" ? 25 : -1;
+    REQUIRE(jdk > 0);  // a new JDK's captures: name it here
+    CHECK(e.jdk_major == jdk);
+    CHECK(e.virtual_threads == with_virtual.contains(f));
+    // Each of these shows a virtual thread itself: carriers in Thread.print, listed in JSON.
+    CHECK(e.mounted == with_virtual.contains(f));
+    ++by_jdk[jdk];
   }
-  CHECK(saw_virtual);
-  CHECK(saw_json);
+  CHECK(by_jdk[17] > 10);  // the JDK 17 captures are among them: no virtual thread there
+  CHECK(by_jdk[25] > 10);
 }

@@ -4,30 +4,6 @@
 #include <cctype>
 
 namespace lockwatch::sampling {
-namespace {
-
-bool has(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
-
-// "Full thread dump OpenJDK 64-Bit Server VM (25.0.3+9-LTS mixed mode, sharing):" - the VM
-// version opens the parenthesis.
-std::string_view print_version(std::string_view text) {
-  const auto header = text.find("Full thread dump ");
-  if (header == std::string_view::npos) return {};
-  const auto line = text.substr(header, text.find('\n', header) - header);
-  const auto open = line.find('(');
-  return open == std::string_view::npos ? std::string_view{} : line.substr(open + 1);
-}
-
-// "runtimeVersion": "25.0.3+9-LTS" near the top of the JSON dump.
-std::string_view json_version(std::string_view text) {
-  const auto key = text.substr(0, 4096).find("\"runtimeVersion\"");
-  if (key == std::string_view::npos) return {};
-  const auto quote = text.find('"', text.find(':', key));
-  return quote == std::string_view::npos ? std::string_view{} : text.substr(quote + 1, 64);
-}
-
-}  // namespace
-
 std::string_view to_string(FormMode mode) noexcept {
   switch (mode) {
     case FormMode::automatic: return "auto";
@@ -62,23 +38,6 @@ int jdk_major_of(std::string_view v) {
   return jdk9_or_later && major >= 9 ? major : 0;
 }
 
-FormEvidence evidence_of(DumpForm form, std::string_view text) {
-  FormEvidence e;
-  if (form == DumpForm::json) {
-    e.jdk_major = jdk_major_of(json_version(text));
-    // JDK 25 marks them ("virtual": true); every virtual thread's stack ends in VirtualThread.run.
-    e.mounted = has(text, "\"virtual\": true") || has(text, "java.lang.VirtualThread.run(");
-    e.virtual_threads = e.mounted;
-    return e;
-  }
-  e.jdk_major = jdk_major_of(print_version(text));
-  if (e.jdk_major > 0 && e.jdk_major < 21) return e;  // no virtual threads before 21: no search
-  e.mounted = has(text, "\n   Carrying virtual thread #") || has(text, "at java.lang.VirtualThread.");
-  // The JVM's own helper threads exist once the application has used virtual threads.
-  e.virtual_threads = e.mounted || has(text, "\"VirtualThread-unparker\"") || has(text, "\"VirtualThread-unblocker\"");
-  return e;
-}
-
 bool FormChooser::wants_json(Clock::time_point now) const {
   if (mode_ == FormMode::print || falling_back(now)) return false;
   if (mode_ == FormMode::json) return true;
@@ -89,11 +48,6 @@ DumpForm FormChooser::choose(Clock::time_point now) {
   if (!wants_json(now)) return DumpForm::print;
   const auto every = mode_ == FormMode::automatic && jdk_major_ < 25 ? times_.json_every_before_25 : 1;
   return every <= 1 || chosen_++ % every == 0 ? DumpForm::json : DumpForm::print;
-}
-
-void FormChooser::observe(DumpForm form, Outcome outcome, std::string_view text, Clock::time_point now) {
-  if (mode_ == FormMode::print) return;  // nothing to decide: no search of the text
-  observe(form, outcome, outcome == Outcome::ok ? evidence_of(form, text) : FormEvidence{}, now);
 }
 
 void FormChooser::observe(DumpForm form, Outcome outcome, const FormEvidence& e, Clock::time_point now) {

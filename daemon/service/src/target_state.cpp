@@ -111,9 +111,11 @@ bool any_frame(const model::ThreadInfo& t, std::string_view prefix) {
 
 }  // namespace
 
-// The same signs sampling::evidence_of searches the text for, read from the model: the
-// JSON dump's runtimeVersion or the print header's VM version; virtual threads listed or
-// their frames; a carrier's "Carrying virtual thread"; the JVM's virtual-thread helpers.
+// What the JVM publishes about itself, read from the model: the JSON dump's runtimeVersion
+// or the print header's VM version; virtual threads listed or their frames; a carrier's
+// "Carrying virtual thread"; the JVM's virtual-thread helpers, which exist once the
+// application has used virtual threads. None of it is looked for before JDK 21, which has
+// no virtual threads (a thread may be named like a helper there).
 sampling::FormEvidence evidence_of(const model::ThreadDump& dump) {
   sampling::FormEvidence e;
   if (dump.format == model::DumpFormat::dump_to_file_json) {

@@ -31,14 +31,13 @@ enum class FormMode : std::uint8_t { automatic, print, json };
 std::string_view to_string(FormMode mode) noexcept;  // "auto", "print", "json"
 std::optional<FormMode> parse_form_mode(std::string_view text);
 
-/// What one dump says about its JVM: searched in its text here (the parser is not a
-/// dependency of sampling), or read from the parsed dump by whoever parsed it.
+/// What one dump says about its JVM, read from the parsed dump by whoever parsed it: the
+/// parser is not a dependency of sampling, and the grammar of a dump has one reader.
 struct FormEvidence {
   int jdk_major = 0;             // 0: not stated (JDK 8's VM version "25.382-b05" says 8)
   bool virtual_threads = false;  // any sign of virtual threads
   bool mounted = false;          // a virtual thread itself (a carrier's, or listed in JSON)
 };
-FormEvidence evidence_of(DumpForm form, std::string_view text);
 /// The JDK's feature release from a VM version: "25.0.3+9-LTS" 25, "21-ea+5" 21, "17.0.9+9" 17,
 /// "25.382-b05" (JDK 8's HotSpot 25) 8; 0 when it is none of these.
 int jdk_major_of(std::string_view vm_version);
@@ -58,9 +57,8 @@ class FormChooser {
   FormMode mode() const noexcept { return mode_; }
   /// The form of the next dump (advances the JDK 21-24 alternation).
   DumpForm choose(Clock::time_point now);
-  /// A finished dump of the form it asked for, searched for evidence (evidence_of).
-  void observe(DumpForm form, Outcome outcome, std::string_view text, Clock::time_point now);
-  /// The same with the evidence already known (read from the parsed dump where it was parsed).
+  /// A finished dump of the form it asked for, with what its parsed text showed (nothing
+  /// when it failed).
   void observe(DumpForm form, Outcome outcome, const FormEvidence& evidence, Clock::time_point now);
   /// For logs and the docs' wording: why the next dump takes the form it takes.
   std::string reason(Clock::time_point now) const;

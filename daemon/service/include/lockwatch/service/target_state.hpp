@@ -114,8 +114,8 @@ class TargetState {
   std::unique_ptr<Stream> stream_;  // after ring_: its writer must not outlive the ring
 };
 
-/// The FormChooser's evidence read from a parsed dump - the same the text search of
-/// sampling::evidence_of finds - so the chooser needs no text where it runs.
+/// The FormChooser's evidence, read from the parsed dump: the parser is the one reader of
+/// the dump grammar, and the chooser, on the I/O thread, needs no text.
 sampling::FormEvidence evidence_of(const model::ThreadDump& dump);
 
 /// Shell-style glob with '*' and '?' only, as used for thread-pool names.
