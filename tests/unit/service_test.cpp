@@ -383,6 +383,15 @@ const std::string print_21_unparker =
     "\tat java.util.concurrent.locks.LockSupport.parkNanos(java.base@21.0.2/LockSupport.java:269)\n"
     "\tat java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take(java.base@21.0.2/ScheduledThreadPoolExecutor.java:1182)\n"
     "\tat java.lang.Thread.run(java.base@21.0.2/Thread.java:1583)\n\n";
+// JDK 24+'s helper, whose own frames are in VirtualThread (captured/jdk25/VirtualThreads).
+const std::string print_25_unblocker =
+    "2026-11-30 10:00:00\nFull thread dump OpenJDK 64-Bit Server VM (25.0.3+9-LTS mixed mode, sharing):\n\n"
+    "\"VirtualThread-unblocker\" #30 [12345] daemon prio=5 os_prio=0 cpu=0.21ms elapsed=4.80s tid=0x00007f1c2c1a2b30 nid=12345 waiting on condition  [0x00007f1c1d5fe000]\n"
+    "   java.lang.Thread.State: RUNNABLE\n"
+    "\tat java.lang.VirtualThread.takeVirtualThreadListToUnblock(java.base@25.0.3/Native Method)\n"
+    "\tat java.lang.VirtualThread.unblockVirtualThreads(java.base@25.0.3/VirtualThread.java:1516)\n"
+    "\tat java.lang.Thread.runWith(java.base@25.0.3/Thread.java:1487)\n"
+    "\tat java.lang.Thread.run(java.base@25.0.3/Thread.java:1474)\n\n";
 // An application thread named like the JVM's JDK 21+ helper, on JDK 17.
 const std::string print_17_like_unblocker =
     "2026-11-30 09:31:16\nFull thread dump OpenJDK 64-Bit Server VM (17.0.21.1+2-1-deb12u1-Debian mixed mode, sharing):\n\n"
@@ -440,6 +449,10 @@ TEST_CASE("form evidence: what each form of dump shows of virtual threads", "[se
   CHECK(helper.jdk_major == 21);
   CHECK(helper.virtual_threads);
   CHECK_FALSE(helper.mounted);
+  const auto unblocker = evidence_in(print_25_unblocker, DumpFormat::jstack);
+  CHECK(unblocker.jdk_major == 25);
+  CHECK(unblocker.virtual_threads);
+  CHECK_FALSE(unblocker.mounted);  // its own VirtualThread frames are not a mounted virtual thread
   // No virtual threads before JDK 21, whatever a thread is named.
   const auto jdk17 = evidence_in(print_17_like_unblocker, DumpFormat::jstack);
   CHECK(jdk17.jdk_major == 17);

@@ -127,12 +127,16 @@ sampling::FormEvidence evidence_of(const model::ThreadDump& dump) {
   const auto open = dump.vm_banner.find('(');
   e.jdk_major = open == std::string_view::npos ? 0 : sampling::jdk_major_of(dump.vm_banner.substr(open + 1));
   if (e.jdk_major > 0 && e.jdk_major < 21) return e;
-  e.mounted = any_thread(dump, [](const model::ThreadInfo& t) {
-    return t.carrying_vthread.has_value() || any_frame(t, "java.lang.VirtualThread.");
+  // The helpers' own stacks are in VirtualThread too (JDK 24+'s unblocker waits in
+  // VirtualThread.takeVirtualThreadListToUnblock): they say virtual threads were used, not
+  // that one is running, so only other threads' VirtualThread frames count as mounted.
+  const auto helper = [](const model::ThreadInfo& t) {
+    return t.name == "VirtualThread-unparker" || t.name == "VirtualThread-unblocker";
+  };
+  e.mounted = any_thread(dump, [&](const model::ThreadInfo& t) {
+    return t.carrying_vthread.has_value() || (!helper(t) && any_frame(t, "java.lang.VirtualThread."));
   });
-  e.virtual_threads = e.mounted || any_thread(dump, [](const model::ThreadInfo& t) {
-                        return t.name == "VirtualThread-unparker" || t.name == "VirtualThread-unblocker";
-                      });
+  e.virtual_threads = e.mounted || any_thread(dump, helper);
   return e;
 }
 
