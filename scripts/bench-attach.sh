@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Cost of one thread dump of a 1000-thread JVM, three ways in one run: lockwatch dump
 # (our attach client), jattach (a C attach client, the baseline) and jstack (a JVM).
-# Alternates them RUNS times (default 11) and prints medians and ratios. Then the JVM's
+# Alternates them RUNS times (default 11) and prints medians and ratios; BASELINE=BINARY adds
+# another lockwatch build (an older one) to the rotation, for a before/after in one run. It does
+# so for the threads' stacks 12 calls deep and then shallow (DEPTHS, default "12 0": a small dump,
+# where a tool's own start-up shows most). Then the JVM's
 # own pause per dump (safepoint time from -Xlog:safepoint) with and without -l on a heap
 # with many objects (BALLAST_MIB, default 2048).
 set -euo pipefail
@@ -17,8 +20,9 @@ jvm=""
 trap '[ -n "$jvm" ] && kill "$jvm" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 javac -d "$work" bench/java/ThousandThreads.java
 
-start_jvm() {  # start_jvm HEAP_MIB BALLAST_MIB LOG
-  java -Xss512k -Xmx"$1"m -Xlog:safepoint:file="$3" -cp "$work" ThousandThreads 1000 "$2" 600 >"$work/out" 2>&1 &
+start_jvm() {  # start_jvm HEAP_MIB BALLAST_MIB LOG [DEPTH]
+  : >"$work/out"
+  java -Xss512k -Xmx"$1"m -Xlog:safepoint:file="$3" -cp "$work" ThousandThreads 1000 "$2" 600 0 "${4:-12}" >"$work/out" 2>&1 &
   jvm=$!
   for _ in $(seq 600); do grep -qx READY "$work/out" && return; sleep 0.1; done
   echo "JVM did not start" >&2; cat "$work/out" >&2; exit 1
@@ -27,14 +31,17 @@ start_jvm() {  # start_jvm HEAP_MIB BALLAST_MIB LOG
 ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m/1000}'; }
 
-start_jvm 512 0 "$work/safepoint0.log"
+baseline=${BASELINE:-}
+for depth in ${DEPTHS:-12 0}; do
+start_jvm 512 0 "$work/safepoint0.log" "$depth"
 "$lockwatch" dump --pid "$jvm" >"$work/dump.txt"   # starts the attach listener
 threads=$(grep -c '^"' "$work/dump.txt")
 bytes=$(wc -c <"$work/dump.txt")
-: >"$work/lw"; : >"$work/ja"; : >"$work/js"
+: >"$work/lw"; : >"$work/ja"; : >"$work/js"; : >"$work/lb"
 run_one() {  # run_one lw|ja|js
   case $1 in
-    lw) ms "$lockwatch" dump --pid "$jvm" >>"$work/lw" ;;
+    lw) ms "$lockwatch" dump --pid "$jvm" >>"$work/lw"
+        [ -z "$baseline" ] || { sleep 0.3; ms "$baseline" dump --pid "$jvm" >>"$work/lb"; } ;;
     ja) ms jattach "$jvm" threaddump >>"$work/ja" ;;
     js) ms jstack "$jvm" >>"$work/js" ;;
   esac
@@ -46,12 +53,18 @@ for i in $(seq "$runs"); do
   for tool in ${orders[$(( i % 3 ))]}; do run_one "$tool"; done
 done
 lw=$(median <"$work/lw"); ja=$(median <"$work/ja"); js=$(median <"$work/js")
-echo "one dump of a JVM with $threads threads ($bytes bytes), medians of $runs alternating runs, wall ms:"
+echo "one dump of a JVM with $threads threads, stacks $depth calls deep ($bytes bytes), medians of $runs alternating runs, wall ms:"
 echo "  lockwatch dump   $lw"
 echo "  jattach          $ja"
 echo "  jstack           $js"
 awk -v lw="$lw" -v ja="$ja" -v js="$js" 'BEGIN {printf "  lockwatch / jattach = %.2fx (goal <= 1.1x); jstack / lockwatch = %.1fx (goal >= 15x)\n", lw/ja, js/lw}'
+if [ -n "$baseline" ]; then
+  lb=$(median <"$work/lb")
+  echo "  baseline $baseline dump   $lb"
+  awk -v lb="$lb" -v ja="$ja" -v lw="$lw" 'BEGIN {printf "  baseline / jattach = %.2fx; lockwatch / baseline = %.2fx\n", lb/ja, lw/lb}'
+fi
 kill "$jvm"; wait "$jvm" 2>/dev/null || true; jvm=""
+done
 
 heap=$(( ballast * 2 + 512 ))
 start_jvm "$heap" "$ballast" "$work/safepoint.log"

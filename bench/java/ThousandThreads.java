@@ -10,7 +10,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * request threads do, so a store of dumps cannot rely on every stack repeating. Prints READY
  * when all threads are in place.
  *
- *   java -Xss512k ThousandThreads [threads] [ballast-mib] [lifetime-s] [churning]
+ * The stack depth of the N threads (default 12 calls below run()) can be set too: at 0 their
+ * stacks are shallow and a dump is small, so a dump tool's own start-up shows.
+ *
+ *   java -Xss512k ThousandThreads [threads] [ballast-mib] [lifetime-s] [churning] [depth]
  */
 public class ThousandThreads {
     static final Object MONITOR = new Object();
@@ -22,13 +25,14 @@ public class ThousandThreads {
         int ballastMib = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         long lifetime = args.length > 2 ? Long.parseLong(args[2]) : 600;
         int churning = args.length > 3 ? Integer.parseInt(args[3]) : 0;
+        int depth = args.length > 4 ? Integer.parseInt(args[4]) : 12;
         ballast = allocate(ballastMib);
         List<Thread> started = new ArrayList<>();
         synchronized (MONITOR) {
             LOCK.lock();
             for (int i = 0; i < threads; i++) {
                 int kind = i % 3;
-                Thread t = new Thread(() -> recurse(12, kind), "worker-" + i);
+                Thread t = new Thread(() -> recurse(depth, kind), "worker-" + i);
                 t.setDaemon(true);
                 t.start();
                 started.add(t);
