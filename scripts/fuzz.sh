@@ -24,7 +24,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source_dir=${LOCKWATCH_SOURCE_DIR:-$repo}
 build="$repo/build-fuzz"
 corpus=${LOCKWATCH_CORPUS_DIR:-$repo/../shared/corpus/public}
-all_targets=(dump_parser config_loader attach_reply perfdata)
+all_targets=(dump_parser config_loader attach_reply perfdata ring)
 target=dump_parser
 runs=10000000
 seconds=0
@@ -63,6 +63,7 @@ default_max_len() {
     case $1 in
         attach_reply) echo 1024 ;;
         perfdata) echo 32768 ;;
+        ring) echo 32768 ;;
         *) echo 4096 ;;
     esac
 }

@@ -5,7 +5,7 @@
 #      (unit, golden, fuzz replay, scenario JVMs, the pages in headless chromium),
 #   3. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   4. a short libFuzzer smoke run of every fuzz target, the 60 s split evenly between the
-#      four (the long campaign is scripts/fuzz.sh),
+#      five (the long campaign is scripts/fuzz.sh),
 #   5. a 60 s soak of the daemon on a 1000-thread JVM (the long one is scripts/soak.sh),
 #   6. the real image and pods with podman (scripts/pod-test.sh: the image from
 #      deploy/docker/Dockerfile, the shipped sidecar, no-shared-pid and node-agent manifests,

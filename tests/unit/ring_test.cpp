@@ -380,3 +380,29 @@ TEST_CASE("ring: what is remembered for the next sample is one sample's threads,
   fresh.add(renamed, {});
   CHECK(ring.bytes() == fresh.bytes());
 }
+
+// A hostile dump may list one thread twice, with different stacks: what is remembered for its
+// header is then the second block, and the next sample is compared with that.
+TEST_CASE("ring: a thread listed twice in one sample, then again", "[store][ring][security]") {
+  const auto dump = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
+  std::string head;
+  std::vector<std::string> threads;  // the blocks that are a thread with a stack
+  for (const auto& b : blocks_of(dump, head))
+    if (b.starts_with('"') && b.find("\tat ") != std::string::npos) threads.push_back(b);
+  REQUIRE(threads.size() > 2);
+  const auto& one = threads[0];
+  const auto& two = threads[1];
+  auto other = one;  // the same header, another stack
+  other.insert(other.find('\n') + 1, "   java.lang.Thread.State: RUNNABLE\n");
+  const std::string twice = head + one + two + one;
+  const std::string changed = head + one + other + two;
+  const std::vector<std::string> texts{twice, changed, twice, changed, head + other};
+  store::Ring ring({600, std::uint64_t{1} << 40});
+  std::vector<std::uint64_t> ids;
+  for (const auto& t : texts) ids.push_back(*ring.add(t, {}));
+  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(ring.text(ids[i]) == texts[i]);
+  ring.set_limits({1, std::uint64_t{1} << 40});
+  store::Ring fresh({1, std::uint64_t{1} << 40});
+  fresh.add(texts.back(), {});
+  CHECK(ring.bytes() == fresh.bytes());
+}

@@ -88,7 +88,6 @@ struct Ring::Impl {
   };
   std::vector<Expected> order;
   InternPool<std::string, StringHash> bodies;
-  std::vector<Expected> new_order;  // remember()'s buffer
   std::uint64_t previous_bytes = 0;
   std::uint64_t commits = 0;
   std::uint64_t reused_blocks = 0;
@@ -167,12 +166,16 @@ struct Ring::Impl {
         else forget_refs(it->second);
         it->second = next;
       }
-      it->second.order_at = new_order.size();
-      new_order.push_back({x.header, it->second.body, it->second.shape});
+    }
+    // The order once every entry is final: a header seen twice in one sample (a hostile dump
+    // may repeat a thread) replaced its first entry's body and shape.
+    order.clear();
+    for (const auto& x : seen) {
+      auto& p = previous.at(x.header);
+      p.order_at = order.size();
+      order.push_back({x.header, p.body, p.shape});
     }
     seen.clear();
-    order.swap(new_order);
-    new_order.clear();
     for (auto it = previous.begin(); it != previous.end();) {
       if (it->second.commit == commits) { ++it; continue; }
       forget(it->second);
