@@ -210,11 +210,13 @@ TEST_CASE("json: attach.as target - a JVM of another user dumped as JSON with it
                                       "dump_format: json\nattach:\n  as: target\n  idle_uid: 23456\n  idle_gid: 23456\n").string()},
            true);
   const auto t = target("VirtualThreads");
-  REQUIRE(eventually([&] {
+  const bool waiters = eventually([&] {
     return metric(d.metrics(), "lockwatch_lock_waiters", {t, "kind=\"monitor\"", "lock_class=\"MetricsRegistry\""}).value_or(0) >= 2;
-  }, 60s));
+  }, 60s);
   CHECK(d.proc->wait_for_text("form=json", 5s));
   d.proc->wait_for_text("\x01 never logged", 0s);  // read what was logged so far
+  INFO(d.proc->output());
+  REQUIRE(waiters);
   CHECK(d.proc->output().find("attaching as each target") != std::string::npos);
   CHECK(d.proc->output().find("outcome=") == std::string::npos);  // no sample failed
   struct stat st {};

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 extern char** environ;
 
@@ -19,6 +22,20 @@ namespace lockwatch::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A JVM killed with SIGKILL cannot remove its attach socket (/tmp/.java_pidPID) or its
+// hsperfdata file, and a later JVM of another user may get the same pid: lockwatch then
+// rightly refuses that socket ("belongs to uid 0, not to the JVM's uid 65534": untrusted),
+// and a test that starts a JVM as another user fails at random. What the dead child left
+// under its own pid in our /tmp goes with it.
+void remove_jvm_leftovers(pid_t pid) {
+  namespace fs = std::filesystem;
+  const auto p = std::to_string(pid);
+  std::error_code ec;
+  fs::remove("/tmp/.java_pid" + p, ec);
+  for (const auto& dir : fs::directory_iterator("/tmp", ec))
+    if (dir.path().filename().string().starts_with("hsperfdata_")) fs::remove(dir.path() / p, ec);
+}
 
 struct Pipe {
   int read = -1, write = -1;
@@ -111,6 +128,7 @@ Child::~Child() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    remove_jvm_leftovers(pid_);
   }
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
 }
