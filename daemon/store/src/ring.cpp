@@ -144,9 +144,13 @@ struct Ring::Impl {
     if (bodies.release(id)) previous_bytes -= size + entry_overhead;
   }
 
-  void forget(const Previous& p) {
+  // Drops what an entry holds; forget() also the entry itself.
+  void forget_refs(const Previous& p) {
     release_shape(p.shape);
     release_body(p.body);
+  }
+  void forget(const Previous& p) {
+    forget_refs(p);
     previous_bytes -= entry_overhead;
   }
 
@@ -186,10 +190,6 @@ struct Ring::Impl {
   void release(const std::vector<Seen>& seen) {
     for (const auto& x : seen)
       if (x.matched) release_body(*x.matched);
-  }
-  void forget_refs(const Previous& p) {  // forget(), keeping the entry's own bytes counted
-    release_shape(p.shape);
-    release_body(p.body);
   }
 
   void evict_oldest() {
