@@ -98,20 +98,17 @@ rss1=$(rss) fds1=$(fds)
 read -r ok all < <(samples)
 failed=$(( (all - all0) - (ok - ok0) ))
 # Growth is the floor, not a peak: every reading may catch a 1.5 MB dump being parsed or an
-# incident being written, and glibc returns the pages after it. A leak raises the lowest RSS, so
-# the lowest reading of the last third is compared with the lowest of the first third.
-growth=$(printf '%s\n' "${readings[@]}" | awk '{ v[NR] = $1 } END {
+# incident being written, and glibc returns the pages after it; a descriptor count may catch a
+# sample's attach socket and JSON or hsperfdata file, a scrape's connection and an incident's file
+# and directory (up to 5 at once). A leak raises the lowest value, so the lowest reading of the
+# last third is compared with the lowest of the first third. floors READING...: "FIRST LAST".
+floors() { printf '%s\n' "$@" | awk '{ v[NR] = $1 } END {
   n = int(NR / 3); if (n < 1) n = 1; a = v[1]; b = v[NR]
   for (i = 1; i <= n; i++) { if (v[i] < a) a = v[i]; if (v[NR - n + i] < b) b = v[NR - n + i] }
-  printf "%+.1f", 100 * (b - a) / a }')
-# Descriptors too by their floor: a reading may fall while a sample holds its attach socket and
-# a JSON or hsperfdata file, a scrape its connection and an incident a file and its directory
-# (up to 5 at once); a leak raises the lowest count. The peak is bounded all the same.
-fd_floors=$(printf '%s\n' "${fd_readings[@]}" | awk '{ v[NR] = $1 } END {
-  n = int(NR / 3); if (n < 1) n = 1; a = v[1]; b = v[NR]
-  for (i = 1; i <= n; i++) { if (v[i] < a) a = v[i]; if (v[NR - n + i] < b) b = v[NR - n + i] }
-  print a, b }')
-read -r fd_first fd_last <<<"$fd_floors"
+  print a, b }'; }
+read -r rss_first rss_last < <(floors "${readings[@]}")
+growth=$(awk -v a="$rss_first" -v b="$rss_last" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')
+read -r fd_first fd_last < <(floors "${fd_readings[@]}")
 # The floor of each tenth of the run: a leak climbs through all of them, a heap settling
 # after the ring's first turns levels off.
 echo "soak: RSS floor (KiB) per tenth of the run: $(printf '%s\n' "${readings[@]}" | awk '{ v[NR] = $1 } END {
