@@ -436,41 +436,33 @@ sampling::FormEvidence evidence_in(std::string_view text, model::DumpFormat form
 
 TEST_CASE("form evidence: what each form of dump shows of virtual threads", "[service][dump_form]") {
   using model::DumpFormat;
-  const auto platform = evidence_in(print_25, DumpFormat::jstack);
-  CHECK(platform.jdk_major == 25);
-  CHECK_FALSE(platform.virtual_threads);
-  CHECK_FALSE(platform.mounted);
-  const auto carrier = evidence_in(print_25_carrier, DumpFormat::jstack);
-  CHECK(carrier.jdk_major == 25);
-  CHECK(carrier.virtual_threads);
-  CHECK(carrier.mounted);
-  // The JVM's helper outlives the application's virtual threads: used, not running.
-  const auto helper = evidence_in(print_21_unparker, DumpFormat::jstack);
-  CHECK(helper.jdk_major == 21);
-  CHECK(helper.virtual_threads);
-  CHECK_FALSE(helper.mounted);
-  const auto unblocker = evidence_in(print_25_unblocker, DumpFormat::jstack);
-  CHECK(unblocker.jdk_major == 25);
-  CHECK(unblocker.virtual_threads);
-  CHECK_FALSE(unblocker.mounted);  // its own VirtualThread frames are not a mounted virtual thread
-  // No virtual threads before JDK 21, whatever a thread is named.
-  const auto jdk17 = evidence_in(print_17_like_unblocker, DumpFormat::jstack);
-  CHECK(jdk17.jdk_major == 17);
-  CHECK_FALSE(jdk17.virtual_threads);
-  CHECK_FALSE(jdk17.mounted);
-
-  const auto json_virtual = evidence_in(json_25_virtual, DumpFormat::dump_to_file_json);
-  CHECK(json_virtual.jdk_major == 25);
-  CHECK(json_virtual.virtual_threads);
-  CHECK(json_virtual.mounted);
-  const auto json_platform = evidence_in(json_25_platform, DumpFormat::dump_to_file_json);
-  CHECK(json_platform.jdk_major == 25);
-  CHECK_FALSE(json_platform.virtual_threads);
-  CHECK_FALSE(json_platform.mounted);
-  const auto json_21 = evidence_in(json_21_virtual, DumpFormat::dump_to_file_json);
-  CHECK(json_21.jdk_major == 21);
-  CHECK(json_21.virtual_threads);
-  CHECK(json_21.mounted);
+  struct Case {
+    const char* what;
+    const std::string& text;
+    DumpFormat format;
+    int jdk;
+    bool virtual_threads, mounted;
+  };
+  const Case cases[] = {
+      {"JDK 25, platform threads only", print_25, DumpFormat::jstack, 25, false, false},
+      {"a carrier of a virtual thread", print_25_carrier, DumpFormat::jstack, 25, true, true},
+      // The JVM's helpers outlive the application's virtual threads: used, not running.
+      {"JDK 21's unparker", print_21_unparker, DumpFormat::jstack, 21, true, false},
+      // Its own VirtualThread frames are not a mounted virtual thread.
+      {"JDK 25's unblocker", print_25_unblocker, DumpFormat::jstack, 25, true, false},
+      // No virtual threads before JDK 21, whatever a thread is named.
+      {"JDK 17, a thread named like a helper", print_17_like_unblocker, DumpFormat::jstack, 17, false, false},
+      {"JSON, JDK 25, a virtual thread", json_25_virtual, DumpFormat::dump_to_file_json, 25, true, true},
+      {"JSON, JDK 25, platform threads only", json_25_platform, DumpFormat::dump_to_file_json, 25, false, false},
+      {"JSON, JDK 21, known by its stack", json_21_virtual, DumpFormat::dump_to_file_json, 21, true, true},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const auto e = evidence_in(c.text, c.format);
+    CHECK(e.jdk_major == c.jdk);
+    CHECK(e.virtual_threads == c.virtual_threads);
+    CHECK(e.mounted == c.mounted);
+  }
 
   // A dump without a VM banner states no JDK.
   auto headless = parser::parse_dumps(print_25_carrier.substr(print_25_carrier.find("\"main\"")));
