@@ -53,7 +53,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
     const ActAs as({status->euid(), status->egid()});
     if (!as) return finish(Outcome::attach_refused, as.error());
-    auto found = detail::find_target(proc_, request_.pid);
+    auto found = detail::find_target(proc_, request_.pid, *status);
     if (auto* refusal = std::get_if<detail::Refusal>(&found)) return finish(refusal->outcome, refusal->error);
     target_ = std::move(std::get<detail::AttachTarget>(found));
     if (json() && !prepare_dump_file()) return;

@@ -38,10 +38,8 @@ std::string needs_ids(const AttachTarget& t) {
 
 }  // namespace
 
-std::variant<AttachTarget, Refusal> find_target(const ProcFs& proc, int pid) {
-  auto status = proc.status(pid);
-  if (!status) return Refusal{Outcome::target_gone, "no process with pid " + std::to_string(pid)};
-  AttachTarget t{pid, status->nspid > 0 ? status->nspid : pid, *status, proc.path(pid, "root/tmp"), nullptr};
+std::variant<AttachTarget, Refusal> find_target(const ProcFs& proc, int pid, const ProcStatus& status) {
+  AttachTarget t{pid, status.nspid > 0 ? status.nspid : pid, status, proc.path(pid, "root/tmp"), nullptr};
   OpenError why;
   Fd root = open_root(proc.path(pid, "root"), &why);
   if (!root && why.err == ENOENT) return Refusal{Outcome::target_gone, "no process with pid " + std::to_string(pid)};
