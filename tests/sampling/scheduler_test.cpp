@@ -33,6 +33,7 @@ struct Bench {
   bool overlap_within_target = false;
   std::vector<DumpEvent> events;
   std::map<TargetKey, int> ticks;
+  std::map<TargetKey, int> ticks_without_dump;  // on_tick said no dump follows
 
   DumpBackend backend() {
     return [this](const DumpRequest& r, std::function<void(DumpRecord)> done) {
@@ -48,7 +49,8 @@ struct Bench {
     };
   }
   SchedulerHooks hooks() {
-    return {[this](TargetKey k) { ++ticks[k]; }, [this](const DumpEvent& e) { events.push_back(e); }};
+    return {[this](TargetKey k, bool dump_follows) { ++ticks[k], ticks_without_dump[k] += !dump_follows; },
+            [this](const DumpEvent& e) { events.push_back(e); }};
   }
 };
 
@@ -74,6 +76,7 @@ TEST_CASE("deadlines are absolute: every dump is due exactly k intervals after t
     CHECK_FALSE(e.dump.burst);
   }
   CHECK(b.ticks[1] >= static_cast<int>(b.events.size()));
+  CHECK(b.ticks_without_dump[1] == 0);  // every tick took a dump, so every tick said one follows
 }
 
 TEST_CASE("a tick that finds the previous dump still running is missed, never queued behind it", "[scheduler]") {
@@ -120,6 +123,10 @@ TEST_CASE("a failing target backs off exponentially instead of retrying every ti
   CHECK(st->failures_in_row == st->dumps);
   CHECK(st->backoff == 80ms);
   CHECK(b.ticks[1] > 60);  // hsperfdata is still read on every tick
+  // ... and the ticks that back off say no dump follows: only they publish the counters.
+  // (A tick during a 2 ms dump says one follows without starting one.)
+  CHECK(b.ticks_without_dump[1] <= b.ticks[1] - static_cast<int>(st->dumps));
+  CHECK(b.ticks_without_dump[1] >= b.ticks[1] / 2);
 }
 
 TEST_CASE("an ok dump that processing finds no dump in backs off like any failure", "[scheduler]") {

@@ -80,10 +80,11 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     t->stats.missed_ticks += static_cast<std::uint64_t>(late);
     t->next_due = due + t->options.interval * (late + 1);
     arm(t);
-    if (hooks.on_tick) hooks.on_tick(t->key);
-    if (t->bursting || now < t->backoff_until) return;  // covered by the burst / backing off
+    const bool backing_off = now < t->backoff_until, paced = now < t->paced_until;
+    if (hooks.on_tick) hooks.on_tick(t->key, t->bursting || t->busy || (!backing_off && !paced));
+    if (t->bursting || backing_off) return;  // covered by the burst / backing off
     if (t->busy) return void(t->stats.missed_ticks += 1);
-    if (now < t->paced_until) return void((t->stats.missed_ticks += 1, t->stats.paced_ticks += 1));
+    if (paced) return void((t->stats.missed_ticks += 1, t->stats.paced_ticks += 1));
     enqueue({t, false, 0, due});
   }
 

@@ -93,7 +93,7 @@ Daemon::Impl::Impl(DaemonSettings s)
       exporter(exporter::ExporterOptions{config.analysis.top_k, {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, settings.version}),
       scheduler(io, scheduler_options(config),
                 [this](const sampling::DumpRequest& r, std::function<void(sampling::DumpRecord)> done) { backend(r, std::move(done)); },
-                {[this](sampling::TargetKey k) { on_tick(k); }, [this](sampling::DumpEvent e) { on_dump(std::move(e)); }}),
+                {[this](sampling::TargetKey k, bool dump_follows) { on_tick(k, dump_follows); }, [this](sampling::DumpEvent e) { on_dump(std::move(e)); }}),
       server(io, server_options(config), [this](const http::Request& r) { return router.handle(r); }),
       match(compile(config.targets.match)) {
   add_routes();
@@ -282,18 +282,22 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
   sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(observe));
 }
 
-// hsperfdata costs the JVM nothing: read on every tick, even while dumps back off.
-void Daemon::Impl::on_tick(sampling::TargetKey key) {
+// hsperfdata costs the JVM nothing: read on every tick, even while dumps back off. The
+// counters are published at once only when no dump follows: otherwise that dump's processing
+// (process(), after this on the same thread) publishes them with the dump's own figures, and
+// rendering every series of the target twice per tick was a tenth of the daemon's CPU.
+void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
   const sampling::ActAs as({w->jvm.uid, w->jvm.gid});  // attach.as target: the JVM's hsperfdata directory is 0700
   if (!as) return;
   auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root);
   if (!data) return;
-  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
+  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now(),
+                      publish = !dump_follows] {
     std::lock_guard lock(w->mu);
     w->state.add_perf(counters, now);
-    self->exporter.update(metrics_of(*w));
+    if (publish) self->exporter.update(metrics_of(*w));
   });
 }
 

@@ -71,7 +71,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void start_acting_as_targets();
   /// The exporter's input for `w` (its mutex held): the state's metrics with its pod's labels.
   static exporter::TargetMetrics metrics_of(Watched& w);
-  void on_tick(sampling::TargetKey key);
+  void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
   /// The sink of a dump's text: each chunk is copied and posted to the processing thread.

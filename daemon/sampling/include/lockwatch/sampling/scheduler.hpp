@@ -72,7 +72,10 @@ struct DumpEvent {
 using DumpBackend = std::function<void(const DumpRequest&, std::function<void(DumpRecord)>)>;
 
 struct SchedulerHooks {
-  std::function<void(TargetKey)> on_tick;          // every deadline, dump or not: hsperfdata is read here
+  /// Every deadline, dump or not: hsperfdata is read here. `dump_follows`: a dump of the
+  /// target is running or starts on this tick, so an on_dump of it comes later (a tick that
+  /// backs off or is paced has none).
+  std::function<void(TargetKey, bool dump_follows)> on_tick;
   std::function<void(DumpEvent)> on_dump;          // every finished dump of a target still scheduled
 };
 
