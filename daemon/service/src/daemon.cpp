@@ -284,8 +284,8 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off. The
 // counters are published at once only when no dump follows: otherwise that dump's processing
-// (process(), after this on the same thread) publishes them with the dump's own figures, and
-// rendering every series of the target twice per tick was a tenth of the daemon's CPU.
+// (process(), after this on the same thread) publishes them with the dump's own figures;
+// rendering every series of the target twice per tick was ~6% of a profile at 5 Hz.
 void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
