@@ -24,6 +24,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lockwatch/sampling/perfdata.hpp"
@@ -492,6 +493,29 @@ TEST_CASE("perfdata: find_perfdata_file skips symlinks and prefers the newest fi
   fs::last_write_time(tmp / "hsperfdata_older" / "5", now - std::chrono::hours(2));
   fs::last_write_time(tmp / "hsperfdata_new" / "5", now);
   CHECK(find_perfdata_file(proc.string(), 10, 5) == (tmp / "hsperfdata_new" / "5").string());
+}
+
+// A /tmp's listing is kept while the directory is unchanged (every process of a container
+// shares one): a user directory added later, or a file added inside one, is still found.
+TEST_CASE("perfdata: a kept /tmp listing never hides a user directory added later", "[perfdata]") {
+  const TempDir dir;
+  const fs::path proc = dir.path / "proc";
+  const fs::path tmp = proc / "20" / "root" / "tmp";
+  lockwatch::test::write_file(tmp / "hsperfdata_app" / "5", "first jvm");
+  for (int i = 0; i < 50; ++i) fs::create_directories(tmp / ("noise-" + std::to_string(i)));
+  // Only a listing made a while after the directory last changed is kept (a change within
+  // the same timestamp tick could be missed otherwise): wait that long once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(find_perfdata_file(proc.string(), 20, 5) == (tmp / "hsperfdata_app" / "5").string());
+  CHECK(find_perfdata_file(proc.string(), 20, 5) == (tmp / "hsperfdata_app" / "5").string());  // from the kept listing
+  CHECK_FALSE(find_perfdata_file(proc.string(), 20, 6));
+
+  lockwatch::test::write_file(tmp / "hsperfdata_app" / "6", "second jvm, same user");
+  CHECK(find_perfdata_file(proc.string(), 20, 6) == (tmp / "hsperfdata_app" / "6").string());
+  lockwatch::test::write_file(tmp / "hsperfdata_other" / "7", "third jvm, a new user's directory");
+  CHECK(find_perfdata_file(proc.string(), 20, 7) == (tmp / "hsperfdata_other" / "7").string());
+  fs::remove_all(tmp / "hsperfdata_app");
+  CHECK_FALSE(find_perfdata_file(proc.string(), 20, 5));
 }
 
 TEST_CASE("perfdata: read_perfdata_file names the path and the reason", "[perfdata]") {

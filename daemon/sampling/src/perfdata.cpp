@@ -24,6 +24,9 @@
 #include <array>
 #include <cerrno>
 #include <dirent.h>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 #include <system_error>
 #include <utility>
@@ -312,7 +315,7 @@ std::optional<Candidate> candidate_in(int tmp, const std::string& user_dir, cons
   return Candidate{user_dir, st.st_mtim};
 }
 
-std::vector<std::string> entries_of(int tmp_path_fd) {
+std::vector<std::string> list_user_dirs(int tmp_path_fd) {
   std::vector<std::string> names;
   // getdents needs a readable descriptor: reopen the O_PATH one through its own link.
   Fd readable(::openat(tmp_path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
@@ -327,6 +330,64 @@ std::vector<std::string> entries_of(int tmp_path_fd) {
       names.emplace_back(e->d_name);
   ::closedir(d);
   return names;
+}
+
+// The hsperfdata_* names of each /tmp, listed again only when that directory has changed.
+// Every process of a container (or of the host) shares one /tmp, and discovery and each
+// dump's preflight look into it: without this a /tmp of 3 000 entries was read once per
+// process per rescan - a container forking processes made the sampling thread list its /tmp
+// thousands of times a second. A directory's mtime and ctime move with every entry added,
+// removed or renamed; a listing made less than `kSettled` after the last change may have
+// missed one in the same timestamp tick, so it is not kept. Keyed by the directory and the
+// effective ids it was listed under (attach.as target): one user's listing never serves another.
+class UserDirListings {
+ public:
+  std::vector<std::string> of(int tmp_path_fd) {
+    struct stat st {};
+    if (::fstat(tmp_path_fd, &st) != 0) return list_user_dirs(tmp_path_fd);
+    uid_t ruid = 0, euid = 0, suid = 0;  // the calling thread's own: act_as.hpp switches them per thread
+    gid_t rgid = 0, egid = 0, sgid = 0;
+    ::getresuid(&ruid, &euid, &suid);
+    ::getresgid(&rgid, &egid, &sgid);
+    const Key key{st.st_dev, st.st_ino, euid, egid};
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = kept_.find(key); it != kept_.end() && same(it->second.mtime, st.st_mtim) && same(it->second.ctime, st.st_ctim))
+        return it->second.names;
+    }
+    auto names = list_user_dirs(tmp_path_fd);
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    if (settled(st, now)) {
+      std::lock_guard lock(mu_);
+      if (kept_.size() >= kMaxKept) kept_.clear();  // as many /tmps as mount namespaces: rarely more than a few
+      kept_[key] = Listing{st.st_mtim, st.st_ctim, names};
+    }
+    return names;
+  }
+
+ private:
+  using Key = std::tuple<dev_t, ino_t, std::uint32_t, std::uint32_t>;
+  struct Listing {
+    struct timespec mtime {}, ctime {};
+    std::vector<std::string> names;
+  };
+  static constexpr std::size_t kMaxKept = 256;
+  static constexpr long kSettled = 2;  // seconds
+
+  static bool same(const struct timespec& a, const struct timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+  static bool settled(const struct stat& st, const struct timespec& now) {
+    const auto last = std::max(st.st_mtim.tv_sec, st.st_ctim.tv_sec);
+    return now.tv_sec - last >= kSettled;
+  }
+
+  std::mutex mu_;
+  std::map<Key, Listing> kept_;
+};
+
+std::vector<std::string> entries_of(int tmp_path_fd) {
+  static UserDirListings listings;
+  return listings.of(tmp_path_fd);
 }
 
 std::string root_of(const std::string& proc_root, int pid) { return proc_root + "/" + std::to_string(pid) + "/root"; }
