@@ -64,6 +64,62 @@ TEST_CASE("discovery: JVMs of a fixture /proc, namespace pids, filters", "[disco
   fs::remove_all(proc);
 }
 
+// A rescan reads only /proc/PID/stat of a JVM it found before: a container forking thousands
+// of processes with hsperfdata files costs one small read each, not a probe each.
+TEST_CASE("discovery: a rescan remembers the JVMs it found, probes the rest, and tells a reused pid", "[discovery]") {
+  const auto proc = fs::temp_directory_path() / ("lockwatch-proc-scan-" + std::to_string(::getpid()));
+  fs::remove_all(proc);
+  fake_process(proc, 4242, 1, 5000, "java -jar shop.jar", true);
+  fake_process(proc, 4400, 4400, 7000, "sh -c exec-java", false);
+  sampling::ProcFs fs_proc(proc.string());
+  sampling::Discovery discovery;
+
+  auto first = discovery.scan(fs_proc);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].id == sampling::TargetId{4242, 5000});
+  CHECK(discovery.known() == 1);
+
+  // Remembered: the same process (pid and start time) is not probed again, so a change to
+  // what a probe reads does not show. A JVM does not change these while it runs.
+  test::write_file(proc / "4242" / "cmdline", std::string("changed") + '\0');
+  // Probed again: the process that was no JVM now is one (exec java keeps pid and start time).
+  test::write_file(proc / "4400" / "root" / "tmp" / "hsperfdata_app" / "4400", "x");
+  auto second = discovery.scan(fs_proc);
+  REQUIRE(second.size() == 2);
+  CHECK(second[0].cmdline == "java -jar shop.jar");
+  CHECK(second[1].id == sampling::TargetId{4400, 7000});
+
+  // The filter applies to what is remembered, too.
+  sampling::DiscoveryFilter shop;
+  shop.cmdline = std::regex("shop");
+  auto filtered = discovery.scan(fs_proc, shop);
+  REQUIRE(filtered.size() == 1);
+  CHECK(filtered[0].id.pid == 4242);
+  CHECK(discovery.known() == 2);
+
+  // A reused pid (another start time) is a new process: probed, and here no JVM.
+  fake_process(proc, 4242, 1, 9000, "python3 app.py", false);
+  fs::remove_all(proc / "4242" / "root");
+  auto third = discovery.scan(fs_proc);
+  REQUIRE(third.size() == 1);
+  CHECK(third[0].id.pid == 4400);
+
+  // In steps, one process at a time: the same result once the last step says so.
+  discovery.begin(fs_proc);
+  int steps = 1;
+  while (discovery.step(fs_proc, 1)) ++steps;
+  CHECK(steps == 2);  // two processes under the fixture's /proc
+  auto stepped = discovery.result();
+  REQUIRE(stepped.size() == 1);
+  CHECK(stepped[0].id.pid == 4400);
+
+  // A process gone is forgotten.
+  fs::remove_all(proc / "4400");
+  CHECK(discovery.scan(fs_proc).empty());
+  CHECK(discovery.known() == 0);
+  fs::remove_all(proc);
+}
+
 TEST_CASE("discovery: a real JVM is found, a restart is a new target", "[discovery][jvm]") {
   const fs::path classes = fs::path(LOCKWATCH_SCENARIO_CLASSES) / "jdk17";
   const std::string java = (fs::path(LOCKWATCH_JDK17_HOME) / "bin" / "java").string();

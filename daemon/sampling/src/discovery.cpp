@@ -56,4 +56,40 @@ std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilt
   return out;
 }
 
+void Discovery::begin(const ProcFs& proc, std::vector<int> pids) {
+  pending_ = pids.empty() ? all_pids(proc) : std::move(pids);
+  std::reverse(pending_.begin(), pending_.end());
+  found_.clear();
+}
+
+bool Discovery::step(const ProcFs& proc, std::size_t n) {
+  for (; n > 0 && !pending_.empty(); --n) {
+    const int pid = pending_.back();
+    pending_.pop_back();
+    if (auto it = known_.find(pid); it != known_.end() && proc.start_time(pid) == it->second.id.start_time) {
+      found_.insert(known_.extract(it));
+      continue;
+    }
+    if (auto jvm = discover_pid(proc, pid)) found_.insert_or_assign(pid, std::move(*jvm));
+  }
+  if (!pending_.empty()) return true;
+  known_ = std::move(found_);
+  found_.clear();
+  return false;
+}
+
+std::vector<DiscoveredJvm> Discovery::result(const DiscoveryFilter& filter) const {
+  std::vector<DiscoveredJvm> out;  // in pid order, as the map holds them
+  for (const auto& [pid, jvm] : known_)
+    if (wanted(jvm, filter)) out.push_back(jvm);
+  return out;
+}
+
+std::vector<DiscoveredJvm> Discovery::scan(const ProcFs& proc, const DiscoveryFilter& filter) {
+  begin(proc, filter.pids);
+  while (step(proc, static_cast<std::size_t>(-1))) {
+  }
+  return result(filter);
+}
+
 }  // namespace lockwatch::sampling

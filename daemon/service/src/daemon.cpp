@@ -149,17 +149,34 @@ void Daemon::Impl::beat() {
   });
 }
 
+// A rescan looks at this many processes per turn of the io thread, which also runs the
+// scheduler's timers, the attach sockets and the HTTP server: a crowded node, or a container
+// forking thousands of processes, never holds it for a whole /proc (2 000 processes took ~40 ms
+// in one go).
+constexpr std::size_t kDiscoveryStep = 128;
+
 void Daemon::Impl::discover() {
   const sampling::ProcFs proc(settings.proc_root);
-  std::vector<sampling::DiscoveredJvm> found;
-  if (!config.targets.pids.empty()) {
-    for (int pid : config.targets.pids)
-      if (auto jvm = sampling::discover_pid(proc, pid)) found.push_back(*jvm);
-      else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", "", proc.cmdline(pid).value_or(""), 0, 0,
-                                                                    proc.argv(pid).value_or(std::vector<std::string>{})});
-  } else {
-    found = sampling::discover_jvms(proc, {match, {}});
+  if (config.targets.pids.empty()) {
+    discovery.begin(proc);
+    return discover_step(++discovery_round);
   }
+  std::vector<sampling::DiscoveredJvm> found;
+  for (int pid : config.targets.pids)
+    if (auto jvm = sampling::discover_pid(proc, pid)) found.push_back(*jvm);
+    else if (auto start = proc.start_time(pid)) found.push_back({{pid, *start}, 0, "", "", proc.cmdline(pid).value_or(""), 0, 0,
+                                                                  proc.argv(pid).value_or(std::vector<std::string>{})});
+  reconcile(found);
+}
+
+void Daemon::Impl::discover_step(std::uint64_t round) {
+  if (stopping || round != discovery_round) return;  // a reload has started another rescan
+  if (discovery.step(sampling::ProcFs(settings.proc_root), kDiscoveryStep))
+    return asio::post(io, [self = shared_from_this(), round] { self->discover_step(round); });
+  reconcile(discovery.result({match, {}}));
+}
+
+void Daemon::Impl::reconcile(const std::vector<sampling::DiscoveredJvm>& found) {
   std::set<sampling::TargetId> seen;
   for (const auto& jvm : found) seen.insert(jvm.id);
   for (auto it = targets.begin(); it != targets.end();) {

@@ -64,6 +64,8 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void shutdown();
   void wait_signal();
   void discover();
+  void discover_step(std::uint64_t round);
+  void reconcile(const std::vector<sampling::DiscoveredJvm>& found);  // targets added and lost, the rescan re-armed
   void add_target(const sampling::DiscoveredJvm& jvm);
   void remove_target(sampling::TargetKey key);
   void label_pod(Watched& w);
@@ -116,6 +118,8 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   http::Server server;
   boost::asio::signal_set signals{io};
   boost::asio::steady_timer rescan_timer{io};
+  sampling::Discovery discovery;  // io thread: what the rescans found, kept between them
+  std::uint64_t discovery_round = 0;  // the rescan in progress; a reload starts a new one
   boost::asio::steady_timer beat_timer{io};
   std::optional<std::regex> match;
   std::map<sampling::TargetKey, std::shared_ptr<Watched>> targets;   // io thread

@@ -4,6 +4,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -42,6 +43,36 @@ struct DiscoveryFilter {
 /// /tmp is looked at under its own ids (act_as.hpp); a root process is then never looked into. Processes that vanish or cannot be
 /// read while scanning are skipped. Never signals or connects to anything.
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter = {});
+
+/// discover_jvms that remembers what it found: a rescan reads only /proc/PID/stat of a JVM
+/// found before, to learn that it is still the same process (pid and start time), instead of
+/// probing it again (its status, root, /tmp, hsperfdata file, command line: a dozen system
+/// calls). A container that forks thousands of processes with hsperfdata files then costs the
+/// sampling thread one small read per process per rescan. A JVM does not change its ids,
+/// command line or hsperfdata file while it runs. A process that was no JVM is probed again
+/// at every rescan: it may exec java under the same pid and start time.
+///
+/// A rescan can go in steps (begin, step until false, result), so that the thread it runs on -
+/// which also serves sockets and timers - is never held for a whole /proc of a crowded node.
+class Discovery {
+ public:
+  /// Starts a rescan of these pids, or of every process under `proc` when empty.
+  void begin(const ProcFs& proc, std::vector<int> pids = {});
+  /// Looks at up to `n` more processes; false once the rescan has looked at every one.
+  bool step(const ProcFs& proc, std::size_t n);
+  /// The JVMs of the finished rescan that pass the filter's command line, in pid order.
+  std::vector<DiscoveredJvm> result(const DiscoveryFilter& filter = {}) const;
+  /// All three at once.
+  std::vector<DiscoveredJvm> scan(const ProcFs& proc, const DiscoveryFilter& filter = {});
+
+  /// JVMs remembered from the last finished rescan.
+  std::size_t known() const noexcept { return known_.size(); }
+
+ private:
+  std::map<int, DiscoveredJvm> known_;  // by pid: those of the last finished rescan only
+  std::map<int, DiscoveredJvm> found_;  // of the rescan in progress
+  std::vector<int> pending_;            // its pids still to look at, in reverse order
+};
 
 /// The one JVM with this pid, if it is one.
 std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid);
