@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -73,10 +74,29 @@ std::string lockwatch_binary() {
   return other != nullptr && *other != '\0' ? other : LOCKWATCH_BINARY;
 }
 
+namespace {
+
+// Every scratch directory of this test process, removed when it exits: CTest runs each case in
+// its own process, and a suite left ~60 directories in /tmp per run. LOCKWATCH_E2E_KEEP=1
+// keeps them, to look at what a failing case's daemon wrote.
+struct Scratches {
+  std::set<fs::path> dirs;
+  ~Scratches() {
+    const char* keep = std::getenv("LOCKWATCH_E2E_KEEP");
+    if (keep != nullptr && *keep != '\0' && std::string(keep) != "0") return;
+    std::error_code ignored;
+    for (const auto& d : dirs) fs::remove_all(d, ignored);
+  }
+};
+
+}  // namespace
+
 fs::path scratch(const std::string& name) {
+  static Scratches made;
   const auto dir = fs::temp_directory_path() / ("lockwatch-e2e-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  made.dirs.insert(dir);
   return dir;
 }
 

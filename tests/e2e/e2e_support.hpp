@@ -39,7 +39,8 @@ std::unique_ptr<test::Child> start_library_jvm(const std::string& jdk, const std
 /// to compare with), else the one built with the tests.
 std::string lockwatch_binary();
 
-/// An empty directory of this test process, under the system's temporary directory.
+/// An empty directory of this test process, under the system's temporary directory; removed
+/// when the process exits unless LOCKWATCH_E2E_KEEP=1.
 std::filesystem::path scratch(const std::string& name);
 
 /// `lockwatch run --listen 127.0.0.1:0 ARGS...`, its port read from the URL it prints.
