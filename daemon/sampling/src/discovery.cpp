@@ -49,11 +49,7 @@ std::optional<DiscoveredJvm> discover_pid(const ProcFs& proc, int pid) {
 }
 
 std::vector<DiscoveredJvm> discover_jvms(const ProcFs& proc, const DiscoveryFilter& filter) {
-  std::vector<DiscoveredJvm> out;
-  for (int pid : filter.pids.empty() ? all_pids(proc) : filter.pids)
-    if (auto jvm = discover_pid(proc, pid); jvm && wanted(*jvm, filter)) out.push_back(std::move(*jvm));
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  return out;
+  return Discovery().scan(proc, filter);  // nothing remembered: every process probed
 }
 
 void Discovery::begin(const ProcFs& proc, std::vector<int> pids) {
