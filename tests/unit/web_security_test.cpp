@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <utility>
 
 #include "basic_auth.hpp"
 #include "process.hpp"
@@ -49,20 +48,9 @@ std::string base64(std::string_view in) {
 std::string basic(std::string_view user_password) { return "Authorization: Basic " + base64(user_password) + "\r\n"; }
 
 // Certificates made once per run with the openssl tool: a self-signed server certificate
-// for 127.0.0.1, and a CA with one client certificate. Removed when the test process exits
-// (each CTest case is a process of its own: they were left in /tmp, keys included).
+// for 127.0.0.1, and a CA with one client certificate.
 struct Certificates {
   fs::path dir, cert, key, ca, client_cert, client_key, other_key;
-  Certificates() = default;
-  Certificates(const Certificates&) = delete;
-  Certificates& operator=(const Certificates&) = delete;
-  Certificates(Certificates&& o) noexcept
-      : dir(std::exchange(o.dir, {})), cert(std::move(o.cert)), key(std::move(o.key)), ca(std::move(o.ca)),
-        client_cert(std::move(o.client_cert)), client_key(std::move(o.client_key)), other_key(std::move(o.other_key)) {}
-  ~Certificates() {
-    std::error_code ignored;
-    if (!dir.empty()) fs::remove_all(dir, ignored);
-  }
 };
 
 void openssl(const std::vector<std::string>& args) {
@@ -91,6 +79,15 @@ const Certificates& certificates() {
     openssl({"genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", c.other_key});
     return c;
   }();
+  // Removed when the test process exits (each CTest case is a process of its own: they were
+  // left in /tmp, keys included); destroyed before `made`, which was constructed first.
+  static const struct Removal {
+    const fs::path& dir;
+    ~Removal() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } removal{made.dir};
   return made;
 }
 
