@@ -4,9 +4,10 @@
 // BM_ParseAnalyze is `lockwatch analyze`'s work: the input fed in 64 KiB chunks, every dump
 // added to a correlator and to the lock-time figures, the report made at the end.
 // BM_DaemonSample is the daemon's work per sample (TargetState::add_dump): each input file
-// is one reply, parsed whole, added to the correlator (its newest and its settling dump
-// tallied), to the stack history and to the lock-time figures. Only the ring (see
-// store_bench.cpp) and the exporter's label maps are left out.
+// is one reply, parsed whole with the bodies of the reply before (parser::BodyCache), added
+// to the correlator (its newest and its settling dump tallied), to the stack history and to
+// the lock-time figures. Only the ring (see store_bench.cpp) and the exporter's label maps
+// are left out. BM_ParseSamples is its parse alone.
 //
 // Input: LOCKWATCH_BENCH_INPUT names a file, or a directory whose files (recursively, in
 // name order) are concatenated in memory; unset, the real-dump corpus directory.
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -168,12 +170,16 @@ struct DaemonTarget {
   lockwatch::analysis::Correlator correlator{{.neighbour_window = 1, .max_samples = ring_samples, .max_bytes = 32u << 20}};
   lockwatch::analysis::StackHistory stacks;
   lockwatch::analysis::LockTime lock_time;
+  std::shared_ptr<parser::BodyCache> bodies = std::make_shared<parser::BodyCache>();
   std::uint64_t next_id = 0;
   std::size_t unsettled = 0;
 
   // TargetState::add_dump, count_sample and count_lock_time, minus the ring and the exporter.
   std::size_t add(std::string_view reply) {
-    const auto parsed = parser::parse_dumps(reply);
+    parser::DumpParser dump_parser({}, bodies);  // the bodies of the sample before, as the daemon keeps them
+    dump_parser.feed(reply);
+    dump_parser.finish();
+    const auto parsed = dump_parser.take_dumps();
     if (parsed.empty()) return 0;
     const auto& dump = parsed.front();
     const auto id = next_id++;
@@ -190,6 +196,27 @@ struct DaemonTarget {
     return seen;
   }
 };
+
+// Each file one reply, parsed as the daemon parses a target's successive samples: with the
+// bodies of the sample before (parser::BodyCache). Against BM_Parse, what the cache saves.
+void BM_ParseSamples(benchmark::State& state) {
+  if (!check_input(state)) return;
+  const auto& in = loaded();
+  auto bodies = std::make_shared<parser::BodyCache>();
+  for ([[maybe_unused]] auto _ : state) {
+    std::size_t begin = 0;
+    for (const auto end : in.file_ends) {
+      parser::DumpParser dump_parser({}, bodies);
+      const auto reply = std::string_view(in.data).substr(begin, end - begin);
+      for (std::size_t at = 0; at < reply.size(); at += chunk_bytes) dump_parser.feed(reply.substr(at, chunk_bytes));
+      dump_parser.finish();
+      auto dumps = dump_parser.take_dumps();
+      benchmark::DoNotOptimize(dumps);
+      begin = end;
+    }
+  }
+  finish_counters(state, in.file_ends.size());
+}
 
 void BM_DaemonSample(benchmark::State& state) {
   if (!check_input(state)) return;
@@ -209,6 +236,7 @@ void BM_DaemonSample(benchmark::State& state) {
 // Milliseconds: one iteration over 100 MB takes seconds, over the corpus a few ms.
 BENCHMARK(BM_Memchr_Lines)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseSamples)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseAnalyze)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DaemonSample)->Unit(benchmark::kMillisecond);
 

@@ -2,10 +2,14 @@
 // The state machine: classified lines in, ThreadDumps out.
 #include "lockwatch/parser/dump_parser.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "body_cache_impl.hpp"
 #include "dump_to_file_json.hpp"
 #include "line_kind.hpp"
 #include "lock_line.hpp"
@@ -56,14 +60,42 @@ std::string join_lines(const std::vector<std::string>& lines, std::string_view l
 }
 
 // "BLOCKED (on object monitor)" -> state BLOCKED, detail "on object monitor".
-void apply_state_line(std::string_view body, ThreadInfo& t, model::Arena& arena) {
+std::string_view state_detail(std::string_view body, ThreadInfo& t) {
   const auto space = body.find(' ');
   t.state = model::parse_thread_state(body.substr(0, space));
-  if (space == std::string_view::npos) return;
+  if (space == std::string_view::npos) return {};
   auto detail = body.substr(space + 1);
   if (!detail.empty() && detail.front() == '(') detail.remove_prefix(1);
   if (!detail.empty() && detail.back() == ')') detail.remove_suffix(1);
-  t.state_detail = arena.store(detail);
+  return detail;
+}
+
+// The lines a cached body may hold (BodyCache): those that only add to the thread above,
+// whatever came before them in its block. A blank line ends the body.
+bool is_plain_body_line(LineKind kind) {
+  switch (kind) {
+    case LineKind::thread_state: case LineKind::carrying: case LineKind::mounted:
+    case LineKind::compile_task: case LineKind::frame: case LineKind::lock:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What body lines set on a thread: the part a cached body carries.
+void copy_body(const ThreadInfo& from, ThreadInfo& to) {
+  to.state = from.state;
+  to.state_detail = from.state_detail;
+  to.carrying_vthread = from.carrying_vthread;
+  to.mounted_frames_begin = from.mounted_frames_begin;
+  to.frames = from.frames;
+  to.locks = from.locks;
+  to.notes = from.notes;
+}
+
+std::uint64_t next_body_id() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 // The #ids of the open dump: one insert per thread of every dump, cleared with each dump.
@@ -121,7 +153,9 @@ class IdSet {
 }  // namespace
 
 struct DumpParser::Impl {
-  explicit Impl(ParserLimits l) : limits(l), splitter(l.max_line_bytes) {}
+  Impl(ParserLimits l, std::shared_ptr<BodyCache> c) : limits(l), splitter(l.max_line_bytes), cache(std::move(c)) {
+    if (cache) bodies = cache->impl_.get(), bodies->use_limits(limits);
+  }
 
   ParserLimits limits;
   ParseStats stats;
@@ -140,11 +174,34 @@ struct DumpParser::Impl {
   enum class Input : std::uint8_t { undecided, text, json } input = Input::undecided;
   std::string json;                   // a dump_to_file JSON document is parsed whole at finish()
 
+  // The body cache (BodyCache): after a thread's header, the bytes that follow are compared
+  // with the body that thread had in the last dump (`match`); while they are not known to be
+  // one, the lines of a body that may be cached are held (`held_body`) and parsed when it ends.
+  std::shared_ptr<BodyCache> cache;
+  BodyCache::Impl* bodies = nullptr;
+  struct Match {
+    std::shared_ptr<ParsedBody> body;
+    std::size_t at = 0;  // bytes of its text matched so far
+  };
+  std::shared_ptr<ParsedBody> match_next;  // a header asked for a match: it starts after the header line
+  std::optional<Match> match;
+  std::optional<std::uint64_t> body_key;   // the open thread's key while its body may be cached
+  std::string held_body;                   // that body's lines so far, each with its '\n'
+  std::string_view stable;                 // text that outlives the dump: views into it are kept as they are
+
   // Input past max_total_bytes is dropped but what came before is still read to the
   // end; the other limits halt reading at once.
   bool halted() const { return stats.stopped != StopReason::none && stats.stopped != StopReason::max_total_bytes; }
   ThreadInfo* current() { return dump && !dump->threads.empty() ? &dump->threads.back() : nullptr; }
   model::Arena& arena() { return *dump->arena; }
+  // What a thread keeps of a line: a view of it when the line is a cached body's own text,
+  // a copy in the dump's arena otherwise.
+  std::string_view keep(std::string_view text) {
+    const auto at = reinterpret_cast<std::uintptr_t>(text.data());
+    const auto begin = reinterpret_cast<std::uintptr_t>(stable.data());
+    if (!stable.empty() && at >= begin && at + text.size() <= begin + stable.size()) return text;
+    return arena().store(text);
+  }
 
   // ---- input ---------------------------------------------------------------------------
 
@@ -180,7 +237,10 @@ struct DumpParser::Impl {
     if (input == Input::json) {
       finish_json();
     } else {
+      if (match) unmatch(0);  // the input ended inside a body that matched so far
+      match_next.reset();
       splitter.finish([this](std::string_view line, bool cut) { on_line(line, cut); });
+      release_held();
       flush_pending();
       close_dump();
     }
@@ -202,7 +262,127 @@ struct DumpParser::Impl {
     if (input == Input::json) {
       json.append(text);
     } else {
-      splitter.feed(text, [this](std::string_view line, bool cut) { on_line(line, cut); });
+      split(text);
+    }
+  }
+
+  void split(std::string_view text) {
+    while (!text.empty()) {
+      if (match) {
+        text = follow(text);
+        continue;
+      }
+      const auto sink = [this](std::string_view line, bool cut) { on_line(line, cut); };
+      text.remove_prefix(splitter.feed(text, sink, [this] { return match_next != nullptr; }));
+      if (match_next) match = Match{std::move(match_next), 0};  // the splitter holds no line now
+    }
+  }
+
+  // ---- cached bodies -------------------------------------------------------------------
+
+  // Takes the bytes of `text` that equal the rest of the matched body, as many at once as it
+  // holds; returns what is left. The whole body equal is that body; a difference makes what
+  // matched so far go the ordinary way, as if it had come as lines.
+  std::string_view follow(std::string_view text) {
+    const std::string& want = match->body->text;
+    const auto n = std::min(want.size() - match->at, text.size());
+    const char* expected = want.data() + match->at;
+    if (std::memcmp(expected, text.data(), n) == 0) {
+      match->at += n;
+      if (match->at == want.size()) take_matched();
+      return text.substr(n);
+    }
+    const auto same = static_cast<std::size_t>(std::mismatch(expected, expected + n, text.data()).first - expected);
+    unmatch(same);
+    return text.substr(same);
+  }
+
+  void unmatch(std::size_t more) {
+    const auto body = std::move(match->body);
+    const auto upto = match->at + more;
+    match.reset();
+    splitter.feed(std::string_view(body->text).substr(0, upto), [this](std::string_view line, bool cut) { on_line(line, cut); });
+  }
+
+  void take_matched() {
+    const auto body = std::move(match->body);
+    match.reset();
+    held_body.clear();
+    ++bodies->reused;
+    stats.lines += body->lines;
+    dump->stats.lines += body->lines;
+    use_body(body, *current());
+  }
+
+  // A cached body becomes the open thread's, as if its lines had been parsed here (they
+  // are counted where they came).
+  void use_body(const std::shared_ptr<ParsedBody>& body, ThreadInfo& t) {
+    copy_body(body->fields, t);
+    t.body_id = body->id;
+    dump->stats.unknown_lines += body->unknown_lines;
+    dump->stats.frames_dropped += body->frames_dropped;
+    dump->stats.locks_dropped += body->locks_dropped;
+    if (bodies->note(*body_key, body)) dump->shared.push_back(body);  // once per dump
+    body_key.reset();
+    mode = Mode::threads;  // after its blank line
+    tentative = false;
+  }
+
+  // A line of a body that may be cached is held until the body ends; true when it was taken.
+  bool hold(std::string_view line, bool cut) {
+    const LineKind kind = detail::classify(line).kind;
+    if (cut || (kind != LineKind::blank && !is_plain_body_line(kind)) || (kind == LineKind::blank && held_body.empty())) {
+      release_held();
+      return false;
+    }
+    held_body.append(line).push_back('\n');
+    if (dump) ++dump->stats.lines;
+    if (kind == LineKind::blank) end_held();
+    return true;
+  }
+
+  // The body is whole: it is parsed from its own text, which the cache keeps, or an equal
+  // body another thread brought is taken.
+  void end_held() {
+    if (auto known = bodies->by_text(held_body)) {
+      held_body.clear();
+      return use_body(known, *current());
+    }
+    auto body = std::make_shared<ParsedBody>();
+    body->text = std::move(held_body);
+    held_body.clear();
+    ThreadInfo& t = *current();
+    const auto before = dump->stats;
+    stable = body->text;
+    dispatch_lines(body->text);
+    stable = {};
+    body->lines = static_cast<std::uint32_t>(std::count(body->text.begin(), body->text.end(), '\n'));
+    body->unknown_lines = static_cast<std::uint32_t>(dump->stats.unknown_lines - before.unknown_lines);
+    body->frames_dropped = static_cast<std::uint32_t>(dump->stats.frames_dropped - before.frames_dropped);
+    body->locks_dropped = static_cast<std::uint32_t>(dump->stats.locks_dropped - before.locks_dropped);
+    copy_body(t, body->fields);
+    body->id = next_body_id();
+    t.body_id = body->id;
+    bodies->add(body);
+    bodies->note(*body_key, body);
+    dump->shared.push_back(body);
+    body_key.reset();
+  }
+
+  // The held lines were no cacheable body after all: they are parsed as they came.
+  void release_held() {
+    body_key.reset();
+    if (held_body.empty()) return;
+    std::string lines = std::move(held_body);
+    held_body.clear();
+    dispatch_lines(lines);
+  }
+
+  void dispatch_lines(std::string_view text) {
+    for (std::size_t at = 0; at < text.size();) {
+      const auto nl = text.find('\n', at);
+      dispatch(text.substr(at, nl - at));
+      at = nl + 1;
     }
   }
 
@@ -219,6 +399,7 @@ struct DumpParser::Impl {
     if (halted()) return;
     ++stats.lines;
     if (cut) ++stats.long_lines;
+    if (body_key && hold(line, cut)) return;
     if (!pending.empty())
       continue_pending(line);
     else
@@ -236,10 +417,10 @@ struct DumpParser::Impl {
       case LineKind::timestamp: return on_timestamp(line);
       case LineKind::quoted: return on_quoted(line);
       case LineKind::plain_header: return on_plain_header(line);
-      case LineKind::thread_state: return with_thread([&](ThreadInfo& t) { apply_state_line(l.body, t, arena()); });
+      case LineKind::thread_state: return with_thread([&](ThreadInfo& t) { t.state_detail = keep(state_detail(l.body, t)); });
       case LineKind::carrying: return with_thread([&](ThreadInfo& t) { t.carrying_vthread = detail::parse_uint(l.body); });
       case LineKind::mounted: return with_thread([&](ThreadInfo& t) { on_mounted(t); });
-      case LineKind::compile_task: return with_thread([&](ThreadInfo& t) { t.notes.push_back(arena().store(l.body)); });
+      case LineKind::compile_task: return with_thread([&](ThreadInfo& t) { t.notes.push_back(keep(l.body)); });
       case LineKind::frame: return with_thread([&](ThreadInfo& t) { add_frame(t, l.body); });
       case LineKind::lock: return with_thread([&](ThreadInfo& t) { on_lock(t, l.body); });
       case LineKind::owned_header: return with_thread([&](ThreadInfo& t) { on_owned_header(t); });
@@ -392,6 +573,15 @@ struct DumpParser::Impl {
     // without blank lines between them) never continue on the next line.
     tentative = h.has_stack_bracket;
     if (tentative) header_raw.assign(raw);
+    expect_body(dump->threads.back());
+  }
+
+  // A cached body is for text read as it came (UTF-8) in the Thread.print form.
+  void expect_body(const ThreadInfo& t) {
+    if (!bodies || !transcoder.passthrough() || dump->format != model::DumpFormat::jstack) return;
+    body_key = BodyCache::Impl::key_of(t);
+    if (!body_key) return;
+    if (const auto* last = bodies->by_thread(*body_key)) match_next = *last;
   }
 
   void fill_thread(ThreadInfo& t, const detail::HeaderFields& h) {
@@ -430,7 +620,7 @@ struct DumpParser::Impl {
       return;
     }
     if (t.frames.empty()) t.frames.reserve(32);  // one allocation for most stacks
-    t.frames.push_back({arena().store(text)});
+    t.frames.push_back({keep(text)});
   }
 
   void on_lock(ThreadInfo& t, std::string_view body) {
@@ -455,7 +645,7 @@ struct DumpParser::Impl {
   void add_lock(ThreadInfo& t, const detail::LockLine& lock) {
     if (!room_for_lock(t)) return;
     const auto frame = t.frames.empty() ? 0 : t.frames.size() - 1;
-    t.locks.push_back({lock.action, lock.address, arena().store(lock.class_name),
+    t.locks.push_back({lock.action, lock.address, keep(lock.class_name),
                        static_cast<std::uint32_t>(frame)});
   }
 
@@ -500,6 +690,7 @@ struct DumpParser::Impl {
     dump.emplace();
     dump->threads.reserve(256);
     java_ids.clear();
+    if (bodies) bodies->begin_dump();
     dump->format = format;
     dump->stats.has_header = has_header;
     if (!banner.empty() && banner.front() == ' ') banner.remove_prefix(1);
@@ -519,6 +710,7 @@ struct DumpParser::Impl {
       if (!dump->threads.empty() && (mode == Mode::thread || mode == Mode::synchronizers))
         dump->threads.back().truncated = true;
     }
+    if (bodies) bodies->end_dump();
     done.push_back(std::move(*dump));
     dump.reset();
     mode = Mode::outside;
@@ -526,7 +718,8 @@ struct DumpParser::Impl {
   }
 };
 
-DumpParser::DumpParser(ParserLimits limits) : impl_(std::make_unique<Impl>(limits)) {}
+DumpParser::DumpParser(ParserLimits limits, std::shared_ptr<BodyCache> bodies)
+    : impl_(std::make_unique<Impl>(limits, std::move(bodies))) {}
 DumpParser::~DumpParser() = default;
 DumpParser::DumpParser(DumpParser&&) noexcept = default;
 DumpParser& DumpParser::operator=(DumpParser&&) noexcept = default;

@@ -56,11 +56,21 @@ class LineSplitter {
 
   template <class Sink>
   void feed(std::string_view text, Sink&& sink) {
+    feed(text, sink, [] { return false; });
+  }
+
+  /// As feed(), but asks `stop()` after each line and returns there, with the number of
+  /// bytes taken: the caller reads what follows that line itself (the parser compares a
+  /// thread's body with its last one byte for byte, without splitting it). After such a
+  /// return no line is carried (idle()).
+  template <class Sink, class Stop>
+  std::size_t feed(std::string_view text, Sink&& sink, Stop&& stop) {
+    const std::size_t size = text.size();
     while (!text.empty()) {
       const void* nl = std::memchr(text.data(), '\n', text.size());
       if (nl == nullptr) {
         append_carry(text);
-        return;
+        return size;
       }
       const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
       if (carry_.empty() && !carry_cut_) {
@@ -72,8 +82,13 @@ class LineSplitter {
         flush_carry(sink);
       }
       text.remove_prefix(len + 1);
+      if (stop()) return size - text.size();
     }
+    return size;
   }
+
+  /// No part of a line is held: the next byte fed starts a line.
+  bool idle() const noexcept { return carry_.empty() && !carry_cut_; }
 
   template <class Sink>
   void finish(Sink&& sink) {

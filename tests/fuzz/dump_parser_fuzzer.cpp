@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the dump parser. Whatever the bytes: no crash, and the same facts whether
-// the input arrives whole or split at arbitrary offsets (the push parser's contract).
-// The dumps then go through the correlator, which must not crash either.
+// the input arrives whole or split at arbitrary offsets (the push parser's contract), and
+// whether or not the parser reuses the bodies of the sample before (parser::BodyCache): the
+// input is also read as successive samples of one target, cut at form feeds (without one:
+// the input twice, then once with a byte changed), each parsed with the bodies of the one
+// before. The dumps then go through the correlator, which must not crash either.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,8 +58,9 @@ std::vector<std::size_t> cut_points(std::string_view in) {
 }
 
 // Feeds the pieces in order and takes dumps after every feed, as a streaming caller does.
-Parsed parse_split(std::string_view in, const std::vector<std::size_t>& cuts) {
-  parser::DumpParser dump_parser(fuzz_limits());
+Parsed parse_split(std::string_view in, const std::vector<std::size_t>& cuts,
+                   std::shared_ptr<parser::BodyCache> bodies = nullptr) {
+  parser::DumpParser dump_parser(fuzz_limits(), std::move(bodies));
   Parsed out;
   auto take = [&] {
     for (auto& dump : dump_parser.take_dumps()) out.dumps.push_back(std::move(dump));
@@ -107,6 +112,40 @@ void print_difference(std::string_view whole, std::string_view split) {
                static_cast<int>(b.size()), b.data());
 }
 
+// The samples of one target: the input cut at form feeds, or the input twice and then with
+// one byte (chosen by the input) changed, so that bodies are reused and then differ.
+std::vector<std::string> samples_of(std::string_view in) {
+  std::vector<std::string> out;
+  if (in.find('\f') == std::string_view::npos) {
+    out.assign(2, std::string(in));
+    if (!in.empty()) {
+      std::string changed(in);
+      changed[(byte_at(in, 1) << 8 | byte_at(in, 2)) % in.size()] ^= 0x01;
+      out.push_back(std::move(changed));
+    }
+    return out;
+  }
+  for (std::size_t at = 0;;) {
+    const auto ff = in.find('\f', at);
+    out.emplace_back(in.substr(at, ff - at));
+    if (ff == std::string_view::npos) return out;
+    at = ff + 1;
+  }
+}
+
+void check_with_bodies(std::string_view in) {
+  auto bodies = std::make_shared<parser::BodyCache>();
+  for (const auto& sample : samples_of(in)) {
+    const std::string plain = fingerprint(parse_whole(sample));
+    const std::string cached = fingerprint(parse_split(sample, cut_points(sample), bodies));
+    if (plain != cached) {
+      std::fprintf(stderr, "dump_parser_fuzzer: a parse with the body cache differs from the plain one\n");
+      print_difference(plain, cached);
+      __builtin_trap();
+    }
+  }
+}
+
 void analyze(const std::vector<ThreadDump>& dumps) {
   lockwatch::analysis::Correlator correlator;
   for (std::size_t i = 0; i < dumps.size(); ++i) correlator.add(dumps[i], static_cast<double>(i));
@@ -127,6 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     print_difference(a, b);
     __builtin_trap();
   }
+  check_with_bodies(in);
   analyze(whole.dumps);
   return 0;
 }

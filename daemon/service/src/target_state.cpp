@@ -67,7 +67,8 @@ void TargetState::apply(ProcessingSettings settings) {
 // The open dump of a stream: parsed and interned as it arrives. Only the first bytes are
 // kept besides, for the error text of a reply that held no dump.
 struct TargetState::Stream {
-  Stream(const parser::ParserLimits& limits, store::Ring::Writer w) : parser(limits), writer(std::move(w)) {}
+  Stream(const parser::ParserLimits& limits, std::shared_ptr<parser::BodyCache> bodies, store::Ring::Writer w)
+      : parser(limits, std::move(bodies)), writer(std::move(w)) {}
   void feed(std::string_view chunk) {
     if (head.size() < head_bytes) head.append(chunk.substr(0, head_bytes - head.size()));
     bytes += chunk.size();
@@ -86,7 +87,7 @@ TargetState::TargetState(TargetState&&) noexcept = default;
 
 void TargetState::begin_stream() {
   abandon_stream();
-  stream_ = std::make_unique<Stream>(settings_.parser, ring_.begin());
+  stream_ = std::make_unique<Stream>(settings_.parser, bodies_, ring_.begin());
 }
 
 void TargetState::feed_stream(std::string_view chunk) {

@@ -88,6 +88,10 @@ struct ThreadInfo {
   std::vector<OwnedSynchronizer> owned_synchronizers;
   std::vector<std::string_view> notes;     // "No compile task", "Compiling: ...", unknown indented lines
   bool truncated = false;                  // the input ended inside this thread's block
+  /// Nonzero when the state, detail, frames, locks and notes above came from a parsed body
+  /// shared with other threads and samples (parser::BodyCache): threads with the same
+  /// body_id have equal bodies, so what is derived from a body alone can be kept by it.
+  std::uint64_t body_id = 0;
 
   /// A Java thread prints a state line, an #id, frames or a carrier line; VM threads print none.
   bool is_java() const noexcept {
@@ -120,6 +124,9 @@ struct DumpStats {
 
 struct ThreadDump {
   std::unique_ptr<Arena> arena = std::make_unique<Arena>();
+  /// Text the views point into besides the arena: thread bodies shared with other dumps of
+  /// the same target (ThreadInfo::body_id), kept alive as long as this dump.
+  std::vector<std::shared_ptr<const void>> shared;
   DumpFormat format = DumpFormat::jstack;
   std::string_view timestamp;              // "2024-05-01 12:00:00" line before the header, if any
   std::string_view vm_banner;              // "OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode, sharing)"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockwatch/model/thread_dump.hpp"
+#include "lockwatch/parser/body_cache.hpp"
 
 namespace lockwatch::parser {
 
@@ -45,7 +46,11 @@ struct ParseStats {
 /// JDK 21+ Thread.dump_to_file plain and JSON forms. Never throws on bad input.
 class DumpParser {
  public:
-  explicit DumpParser(ParserLimits limits = {});
+  explicit DumpParser(ParserLimits limits = {}) : DumpParser(limits, nullptr) {}
+  /// With `bodies`, thread bodies equal to their last dump's are taken from the cache, and
+  /// the cache learns this dump's (BodyCache). The cache is the caller's to share between
+  /// the successive parsers of one target, one at a time.
+  DumpParser(ParserLimits limits, std::shared_ptr<BodyCache> bodies);
   ~DumpParser();
   DumpParser(DumpParser&&) noexcept;
   DumpParser& operator=(DumpParser&&) noexcept;

@@ -111,7 +111,10 @@ class TargetState {
   std::string last_error_;
   sampling::Outcome last_outcome_ = sampling::Outcome::ok;
   std::optional<sampling::FormEvidence> last_evidence_;
-  std::unique_ptr<Stream> stream_;  // after ring_: its writer must not outlive the ring
+  // The thread bodies of the latest dump, parsed: most threads' stacks repeat in the next
+  // one, whose parser takes them from here instead of parsing them again.
+  std::shared_ptr<parser::BodyCache> bodies_ = std::make_shared<parser::BodyCache>();
+  std::unique_ptr<Stream> stream_;  // after ring_ and bodies_: its writer and parser use them
 };
 
 /// The FormChooser's evidence, read from the parsed dump: the parser is the one reader of
