@@ -23,7 +23,8 @@ void BodyCache::Impl::use_limits(const ParserLimits& l) {
   bytes = 0;
 }
 
-void BodyCache::Impl::end_dump() {
+void BodyCache::Impl::end_dump(std::size_t threads_in_dump) {
+  threads_listed = threads_in_dump;
   std::erase_if(threads, [this](const auto& kv) { return kv.second.dump != dump; });
   std::erase_if(texts, [this](const auto& kv) {
     if (kv.second->dump == dump) return false;

@@ -39,8 +39,8 @@ struct BodyCache::Impl {
   /// The bodies were parsed under these limits; other limits parse differently.
   void use_limits(const ParserLimits& l);
   void begin_dump() { ++dump; }
-  /// Drops what the dump that just ended did not use.
-  void end_dump();
+  /// Drops what the dump that just ended did not use; `threads` is how many it listed.
+  void end_dump(std::size_t threads);
   const std::shared_ptr<ParsedBody>* by_thread(std::uint64_t key) const;
   /// The body of this text if one is kept, else nothing.
   std::shared_ptr<ParsedBody> by_text(std::string_view text) const;
@@ -61,6 +61,7 @@ struct BodyCache::Impl {
   // comparing it).
   std::unordered_map<std::string_view, std::shared_ptr<ParsedBody>> texts;
   std::uint64_t dump = 0;
+  std::size_t threads_listed = 0;  // by the last dump: the next one lists about as many
   std::size_t bytes = 0;
   std::uint64_t reused = 0;
 };

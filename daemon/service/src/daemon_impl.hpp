@@ -26,6 +26,8 @@
 #include "lockwatch/service/log.hpp"
 #include "lockwatch/service/target_state.hpp"
 
+#include "chunk_pool.hpp"
+
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -76,10 +78,12 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
-  /// The sink of a dump's text: each chunk is copied and posted to the processing thread.
+  /// The sink of a dump's text: each chunk is copied (into a buffer of `chunks`) and posted to
+  /// the processing thread.
   std::function<void(std::string_view)> text_sink(const std::shared_ptr<Watched>& w);
   void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
   void log_outcome(Watched& w, bool burst);
+  void trim_heap();
   void follow_incident(const std::shared_ptr<Watched>& w, bool burst);
   void finish_incident(Watched& w);
   void reload();
@@ -113,6 +117,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   log::RateLimit target_limit_log{std::chrono::minutes(1)};
   log::RateLimit pod_label_log{std::chrono::minutes(1)};  // targets without Kubernetes labels
   exporter::Exporter exporter;
+  ChunkPool chunks;  // the dump text's buffers, io thread to processing thread and back
   sampling::Scheduler scheduler;
   http::Router router;
   http::Server server;
