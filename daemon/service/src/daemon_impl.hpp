@@ -118,6 +118,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   log::RateLimit pod_label_log{std::chrono::minutes(1)};  // targets without Kubernetes labels
   exporter::Exporter exporter;
   ChunkPool chunks;  // the dump text's buffers, io thread to processing thread and back
+  std::uint32_t samples_since_trim_check = 0;  // processing thread (trim_heap)
   sampling::Scheduler scheduler;
   http::Router router;
   http::Server server;
