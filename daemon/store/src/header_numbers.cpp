@@ -76,11 +76,16 @@ bool get_varint(std::string_view in, std::size_t& pos, std::uint64_t& v) {
   return false;
 }
 
-bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers) {
+namespace {
+
+// The one walk over a header: `out.text(part)` for what the template keeps as it is,
+// `out.number(fraction)` where a number is cut; false from either stops the walk.
+template <class Out>
+bool walk_header(std::string_view line, std::string& numbers, Out& out) {
   // Only after the name's closing quote: a name may contain "cpu=" too.
   const auto quote = line.rfind('"');
   if (line.empty() || line[0] != '"' || quote == 0 || line.find(number_mark) != std::string_view::npos) return false;
-  tmpl.assign(line.substr(0, quote));
+  if (!out.text(line.substr(0, quote))) return false;
   bool cut = false;
   for (std::size_t i = quote; i < line.size();) {
     const auto value_at = value_after_key(line, i);
@@ -90,16 +95,62 @@ bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers)
     if (value_at == std::string_view::npos || !split_number(line.substr(value_at, end - value_at), value, fraction)) {
       // A key only starts a word: the rest of this word goes over as it is, in one piece.
       const auto next = next_word(line, i);
-      tmpl.append(line.substr(i, next - i));
+      if (!out.text(line.substr(i, next - i))) return false;
       i = next;
       continue;
     }
-    tmpl.append(line.substr(i, value_at - i)).append({number_mark, static_cast<char>('0' + fraction)});
+    if (!out.text(line.substr(i, value_at - i)) || !out.number(fraction)) return false;
     put_varint(numbers, value);
     cut = true;
     i = end;
   }
   return cut;
+}
+
+struct WriteTemplate {
+  std::string& tmpl;
+  bool text(std::string_view part) { return tmpl.append(part), true; }
+  bool number(int fraction) { return tmpl.append({number_mark, static_cast<char>('0' + fraction)}), true; }
+};
+
+}  // namespace
+
+bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers) {
+  tmpl.clear();
+  WriteTemplate out{tmpl};
+  return walk_header(line, numbers, out);
+}
+
+// The template is the line with each number replaced by a mark: so the line fits when the
+// text between the marks is the same and a number that cut_numbers would cut (the same
+// fraction digits) stands at each mark. A mark is never followed by a digit or a dot (the
+// number ended there), so the number read here ends where cut_numbers' would. Compared in
+// pieces: no word of the line is looked at twice.
+bool numbers_fit(std::string_view line, std::string_view tmpl, std::string& numbers) {
+  const auto before = numbers.size();
+  const auto fail = [&] { return numbers.resize(before), false; };
+  std::size_t at = 0;  // in line
+  std::size_t t = 0;   // in tmpl
+  for (;;) {
+    const auto mark = tmpl.find(number_mark, t);
+    const auto text = tmpl.substr(t, mark == std::string_view::npos ? std::string_view::npos : mark - t);
+    if (line.compare(at, text.size(), text) != 0) return fail();
+    at += text.size();
+    if (mark == std::string_view::npos) break;
+    if (mark + 1 >= tmpl.size()) return fail();
+    const auto end = number_end(line, at);
+    std::uint64_t value = 0;
+    int fraction = 0;
+    if (!split_number(line.substr(at, end - at), value, fraction) || tmpl[mark + 1] != static_cast<char>('0' + fraction))
+      return fail();
+    put_varint(numbers, value);
+    at = end;
+    t = mark + 2;
+  }
+  // The line is the template's text and numbers: it holds no mark of its own, and its last
+  // quote (where cut_numbers starts looking for keys) is the template's.
+  if (at != line.size() || numbers.size() == before) return fail();
+  return true;
 }
 
 bool paste_numbers(std::string_view tmpl, std::string_view numbers, std::size_t& pos, std::string& out) {

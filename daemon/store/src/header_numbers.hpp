@@ -17,6 +17,11 @@ inline constexpr char number_mark = '\x01';
 /// render back byte for byte is left in the template as text.
 bool cut_numbers(std::string_view line, std::string& tmpl, std::string& numbers);
 
+/// Whether cut_numbers(line) would write exactly `tmpl` and return true; if so, appends the
+/// numbers as it would. Nothing is copied: this is the ring's check of a header against the
+/// template the same thread had in the last sample, run on every header of every sample.
+bool numbers_fit(std::string_view line, std::string_view tmpl, std::string& numbers);
+
 /// Renders a template back, taking its numbers from `numbers` at `pos` (advanced).
 /// False when the numbers run out (a corrupt store; the caller reports it).
 bool paste_numbers(std::string_view tmpl, std::string_view numbers, std::size_t& pos, std::string& out);

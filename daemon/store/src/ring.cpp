@@ -313,9 +313,7 @@ struct Ring::Writer::State {
     const auto& e = ring->order[expected_at];
     const std::string& known = ring->lines.get(e.header & ~template_bit);
     if (e.header & template_bit) {
-      const auto numbers_before = s.numbers.size();
-      if (!detail::cut_numbers(text, ring->tmpl, s.numbers) || ring->tmpl != known)
-        return s.numbers.resize(numbers_before), false;
+      if (!detail::numbers_fit(text, known, s.numbers)) return false;
     } else if (text != known) {
       return false;
     }
