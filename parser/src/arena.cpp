@@ -2,6 +2,7 @@
 #include "lockwatch/model/arena.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace lockwatch::model {
@@ -26,6 +27,27 @@ std::string_view Arena::store_slow(std::string_view text) {
   left_ -= text.size();
   used_ += text.size();
   return stored;
+}
+
+void* Arena::reserve(std::size_t bytes, std::size_t align) {
+  const auto pad = (align - reinterpret_cast<std::uintptr_t>(cursor_) % align) % align;
+  if (cursor_ == nullptr || pad + bytes > left_) {
+    // A new block is aligned for any type (operator new[]); big arrays get one of their own.
+    const std::size_t size = std::max(block_size, bytes);
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    if (bytes >= block_size) {
+      used_ += bytes;
+      return blocks_.back().get();
+    }
+    cursor_ = blocks_.back().get();
+    left_ = size;
+    return reserve(bytes, align);
+  }
+  void* at = cursor_ + pad;
+  cursor_ += pad + bytes;
+  left_ -= pad + bytes;
+  used_ += bytes;
+  return at;
 }
 
 }  // namespace lockwatch::model

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "lockwatch/model/thread_dump.hpp"
 #include "lockwatch/parser/body_cache.hpp"
@@ -18,6 +19,9 @@ namespace lockwatch::parser {
 /// carrying_vthread, mounted_frames_begin, frames, locks, notes), as views into `text`.
 struct ParsedBody {
   std::string text;          // the lines, each ending in '\n'; the last one blank
+  std::vector<model::Frame> frames;  // what fields' lists view
+  std::vector<model::LockRef> locks;
+  std::vector<std::string_view> notes;
   model::ThreadInfo fields;
   std::uint64_t id = 0;      // ThreadInfo::body_id: unique in the process, never reused
   std::uint32_t lines = 0;

@@ -93,6 +93,11 @@ void copy_body(const ThreadInfo& from, ThreadInfo& to) {
   to.notes = from.notes;
 }
 
+template <class T>
+std::span<const T> view(const std::vector<T>& items) {
+  return {items.data(), items.size()};
+}
+
 std::uint64_t next_body_id() {
   static std::atomic<std::uint64_t> last{0};
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -188,6 +193,17 @@ struct DumpParser::Impl {
   std::optional<std::uint64_t> body_key;   // the open thread's key while its body may be cached
   std::string held_body;                   // that body's lines so far, each with its '\n'
   std::string_view stable;                 // text that outlives the dump: views into it are kept as they are
+
+  // The open thread's lists as they grow, copied into the dump's arena as one array each
+  // when the next thread starts or the dump closes (seal_thread): no vector per thread. While
+  // `body_open` is false the thread's frames, locks and notes are a cached body's; a line that
+  // adds to them after all (a stray line past the body's blank line) copies them here first,
+  // and the thread then has a body of its own (body_id 0).
+  std::vector<model::Frame> open_frames;
+  std::vector<model::LockRef> open_locks;
+  std::vector<std::string_view> open_notes;
+  std::vector<model::OwnedSynchronizer> open_owned;
+  bool body_open = false;
 
   // Input past max_total_bytes is dropped but what came before is still read to the
   // end; the other limits halt reading at once.
@@ -319,6 +335,7 @@ struct DumpParser::Impl {
   void use_body(const std::shared_ptr<ParsedBody>& body, ThreadInfo& t) {
     copy_body(body->fields, t);
     t.body_id = body->id;
+    body_open = false;
     dump->stats.unknown_lines += body->unknown_lines;
     dump->stats.frames_dropped += body->frames_dropped;
     dump->stats.locks_dropped += body->locks_dropped;
@@ -360,6 +377,11 @@ struct DumpParser::Impl {
     body->unknown_lines = static_cast<std::uint32_t>(dump->stats.unknown_lines - before.unknown_lines);
     body->frames_dropped = static_cast<std::uint32_t>(dump->stats.frames_dropped - before.frames_dropped);
     body->locks_dropped = static_cast<std::uint32_t>(dump->stats.locks_dropped - before.locks_dropped);
+    // The lists move into the body, and the thread's are the body's from here on.
+    body->frames = open_frames, body->locks = open_locks, body->notes = open_notes;
+    open_frames.clear(), open_locks.clear(), open_notes.clear();
+    t.frames = view(body->frames), t.locks = view(body->locks), t.notes = view(body->notes);
+    body_open = false;
     copy_body(t, body->fields);
     body->id = next_body_id();
     t.body_id = body->id;
@@ -417,11 +439,11 @@ struct DumpParser::Impl {
       case LineKind::timestamp: return on_timestamp(line);
       case LineKind::quoted: return on_quoted(line);
       case LineKind::plain_header: return on_plain_header(line);
-      case LineKind::thread_state: return with_thread([&](ThreadInfo& t) { t.state_detail = keep(state_detail(l.body, t)); });
-      case LineKind::carrying: return with_thread([&](ThreadInfo& t) { t.carrying_vthread = detail::parse_uint(l.body); });
-      case LineKind::mounted: return with_thread([&](ThreadInfo& t) { on_mounted(t); });
-      case LineKind::compile_task: return with_thread([&](ThreadInfo& t) { t.notes.push_back(keep(l.body)); });
-      case LineKind::frame: return with_thread([&](ThreadInfo& t) { add_frame(t, l.body); });
+      case LineKind::thread_state: return with_body([&](ThreadInfo& t) { t.state_detail = keep(state_detail(l.body, t)); });
+      case LineKind::carrying: return with_body([&](ThreadInfo& t) { t.carrying_vthread = detail::parse_uint(l.body); });
+      case LineKind::mounted: return with_body([&](ThreadInfo& t) { on_mounted(t); });
+      case LineKind::compile_task: return with_body([&](ThreadInfo&) { open_notes.push_back(keep(l.body)); });
+      case LineKind::frame: return with_body([&](ThreadInfo&) { add_frame(l.body); });
       case LineKind::lock: return with_thread([&](ThreadInfo& t) { on_lock(t, l.body); });
       case LineKind::owned_header: return with_thread([&](ThreadInfo& t) { on_owned_header(t); });
       case LineKind::smr_header: return in_dump([&] { mode = Mode::smr; });
@@ -445,6 +467,25 @@ struct DumpParser::Impl {
     if (t == nullptr || !in_list) return count_stray();
     if (mode == Mode::threads) mode = Mode::thread;  // a stack with a stray blank line inside
     f(*t);
+  }
+
+  // As with_thread, for lines that set what a body holds (BodyCache): a thread whose body is
+  // a cached one gets lists of its own first.
+  template <class F>
+  void with_body(F&& f) {
+    with_thread([&](ThreadInfo& t) {
+      own_body(t);
+      f(t);
+    });
+  }
+
+  void own_body(ThreadInfo& t) {
+    if (body_open) return;
+    open_frames.assign(t.frames.begin(), t.frames.end());
+    open_locks.assign(t.locks.begin(), t.locks.end());
+    open_notes.assign(t.notes.begin(), t.notes.end());
+    t.body_id = 0;
+    body_open = true;
   }
 
   template <class F>
@@ -480,8 +521,9 @@ struct DumpParser::Impl {
     ThreadInfo* t = current();
     if (t && mode == Mode::thread && l.kind == LineKind::indented) {
       // dump_to_file plain (JDK 21-24) prints frames indented, without "at ".
-      if (dump->format == model::DumpFormat::dump_to_file_plain) return add_frame(*t, l.body);
-      t->notes.push_back(arena().store(l.body));
+      own_body(*t);
+      if (dump->format == model::DumpFormat::dump_to_file_plain) return add_frame(l.body);
+      open_notes.push_back(arena().store(l.body));
     }
     count_stray();
   }
@@ -550,9 +592,30 @@ struct DumpParser::Impl {
     if (!header) return false;
     ThreadInfo& t = dump->threads.back();
     t = ThreadInfo{};
+    open_thread();
     fill_thread(t, *header);
     header_raw = std::move(joined);
     return true;
+  }
+
+  // The open thread's lists become arrays in the dump's arena; the lists start empty again.
+  void seal_thread() {
+    if (dump && !dump->threads.empty()) {
+      ThreadInfo& t = dump->threads.back();
+      if (body_open) {
+        t.frames = arena().copy(view(open_frames));
+        t.locks = arena().copy(view(open_locks));
+        t.notes = arena().copy(view(open_notes));
+      }
+      t.owned_synchronizers = arena().copy(view(open_owned));
+    }
+    open_thread();
+    body_open = false;
+  }
+
+  void open_thread() {
+    open_frames.clear(), open_locks.clear(), open_notes.clear(), open_owned.clear();
+    body_open = true;
   }
 
   void start_thread(const detail::HeaderFields& h, std::string_view raw) {
@@ -567,7 +630,9 @@ struct DumpParser::Impl {
       stats.stopped = StopReason::max_threads;
       return;
     }
+    seal_thread();
     fill_thread(dump->threads.emplace_back(), h);
+    open_thread();
     mode = Mode::thread;
     // JDK 6+: a Java thread's header ends in "[0x..]"; VM threads (which may be listed
     // without blank lines between them) never continue on the next line.
@@ -603,7 +668,9 @@ struct DumpParser::Impl {
       stats.stopped = StopReason::max_threads;
       return;
     }
+    seal_thread();
     ThreadInfo& t = dump->threads.emplace_back();
+    open_thread();
     t.name = arena().store(h->name);
     t.java_id = h->java_id;
     t.is_virtual = h->is_virtual;
@@ -612,40 +679,42 @@ struct DumpParser::Impl {
     dump->stats.complete = true;  // this format has no end marker
   }
 
-  void on_mounted(ThreadInfo& t) { t.mounted_frames_begin = static_cast<std::uint32_t>(t.frames.size()); }
+  void on_mounted(ThreadInfo& t) { t.mounted_frames_begin = static_cast<std::uint32_t>(open_frames.size()); }
 
-  void add_frame(ThreadInfo& t, std::string_view text) {
-    if (t.frames.size() >= limits.max_frames_per_thread) {
+  void add_frame(std::string_view text) {
+    if (open_frames.size() >= limits.max_frames_per_thread) {
       ++dump->stats.frames_dropped;
       return;
     }
-    if (t.frames.empty()) t.frames.reserve(32);  // one allocation for most stacks
-    t.frames.push_back({keep(text)});
+    open_frames.push_back({keep(text)});
   }
 
   void on_lock(ThreadInfo& t, std::string_view body) {
     // JDK 7/8/9-11 print "- eliminated <owner is scalar replaced> (a X)" without a newline.
     const auto glued = body.find("\tat ");
     const std::string_view text = body.substr(0, glued);
-    if (mode == Mode::synchronizers)
+    if (mode == Mode::synchronizers) {
       on_owned_line(t, text);
-    else if (auto lock = detail::parse_lock_line(text))
-      add_lock(t, *lock);
-    else
+    } else if (auto lock = detail::parse_lock_line(text)) {
+      own_body(t);
+      add_lock(*lock);
+    } else {
       count_stray();
-    if (glued != std::string_view::npos) add_frame(t, body.substr(glued + 4));
+    }
+    if (glued != std::string_view::npos) own_body(t), add_frame(body.substr(glued + 4));
   }
 
   bool room_for_lock(const ThreadInfo& t) {
-    if (t.locks.size() + t.owned_synchronizers.size() < limits.max_locks_per_thread) return true;
+    const auto locks = body_open ? open_locks.size() : t.locks.size();
+    if (locks + open_owned.size() < limits.max_locks_per_thread) return true;
     ++dump->stats.locks_dropped;
     return false;
   }
 
-  void add_lock(ThreadInfo& t, const detail::LockLine& lock) {
-    if (!room_for_lock(t)) return;
-    const auto frame = t.frames.empty() ? 0 : t.frames.size() - 1;
-    t.locks.push_back({lock.action, lock.address, keep(lock.class_name),
+  void add_lock(const detail::LockLine& lock) {
+    if (!room_for_lock(*current())) return;
+    const auto frame = open_frames.empty() ? 0 : open_frames.size() - 1;
+    open_locks.push_back({lock.action, lock.address, keep(lock.class_name),
                        static_cast<std::uint32_t>(frame)});
   }
 
@@ -658,7 +727,7 @@ struct DumpParser::Impl {
   void on_owned_line(ThreadInfo& t, std::string_view text) {
     auto owned = detail::parse_owned_line(text);
     if (!owned) return count_stray();
-    if (!owned->none && room_for_lock(t)) t.owned_synchronizers.push_back({owned->address, arena().store(owned->class_name)});
+    if (!owned->none && room_for_lock(t)) open_owned.push_back({owned->address, arena().store(owned->class_name)});
   }
 
   // ---- trailer -------------------------------------------------------------------------
@@ -712,6 +781,7 @@ struct DumpParser::Impl {
       if (!dump->threads.empty() && (mode == Mode::thread || mode == Mode::synchronizers))
         dump->threads.back().truncated = true;
     }
+    seal_thread();
     if (bodies) bodies->end_dump(dump->threads.size());
     done.push_back(std::move(*dump));
     dump.reset();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -71,13 +72,19 @@ LockRef lock_ref(const Reader& r, std::string_view identity, LockAction action, 
   return lock;
 }
 
-void read_frames(const Reader& r, const JsonNode& thread, ThreadInfo& info) {
+// A thread's lists as they are read; its ThreadInfo views copies in the dump's arena.
+struct Lists {
+  std::vector<model::Frame> frames;
+  std::vector<LockRef> locks;
+};
+
+void read_frames(const Reader& r, const JsonNode& thread, Lists& lists) {
   const JsonNode* stack = r.doc.member(thread, "stack", JsonType::array);
   if (!stack) return;
-  info.frames.reserve(stack->size);
+  lists.frames.reserve(stack->size);
   // A non-string entry still takes its slot so that monitorsOwned depths stay aligned.
   for (const JsonNode& frame : r.doc.children(*stack))
-    info.frames.push_back({frame.is(JsonType::string) ? r.keep(frame.text) : std::string_view{}});
+    lists.frames.push_back({frame.is(JsonType::string) ? r.keep(frame.text) : std::string_view{}});
 }
 
 // `"parkBlocker": {"object": "C@hash"}` in JDK 25+ (JDK 26 adds `"owner": "tid"` for an
@@ -93,37 +100,37 @@ const JsonNode* park_blocker(const Reader& r, const JsonNode& thread, std::optio
 }
 
 // What the thread waits for; jstack prints these under frame 0, before any "locked".
-void read_waits(const Reader& r, const JsonNode& thread, ThreadInfo& info) {
+void read_waits(const Reader& r, const JsonNode& thread, Lists& lists) {
   std::optional<std::uint64_t> owner;
   if (const JsonNode* blocker = park_blocker(r, thread, owner)) {
-    info.locks.push_back(lock_ref(r, blocker->text, LockAction::parking, 0));
-    const LockRef& lock = info.locks.back();
+    lists.locks.push_back(lock_ref(r, blocker->text, LockAction::parking, 0));
+    const LockRef& lock = lists.locks.back();
     if (owner) r.owners.push_back({*owner, lock.address, lock.class_name});
   }
   if (const JsonNode* monitor = r.string_member(thread, "blockedOn"))
-    info.locks.push_back(lock_ref(r, monitor->text, LockAction::waiting_to_lock, 0));
+    lists.locks.push_back(lock_ref(r, monitor->text, LockAction::waiting_to_lock, 0));
   if (const JsonNode* monitor = r.string_member(thread, "waitingOn"))
-    info.locks.push_back(lock_ref(r, monitor->text, LockAction::waiting_on, 0));
+    lists.locks.push_back(lock_ref(r, monitor->text, LockAction::waiting_on, 0));
 }
 
 // One `{"depth": n, "locks": ["C@hash" | null]}`; a depth past the stack is dropped.
-void read_owned_at(const Reader& r, const JsonNode& entry, ThreadInfo& info) {
+void read_owned_at(const Reader& r, const JsonNode& entry, Lists& lists) {
   const auto depth = r.uint_member(entry, "depth");
   const JsonNode* locks = r.doc.member(entry, "locks", JsonType::array);
-  if (!depth || *depth >= info.frames.size() || !locks) return;
+  if (!depth || *depth >= lists.frames.size() || !locks) return;
   const auto frame = static_cast<std::uint32_t>(*depth);
   for (const JsonNode& lock : r.doc.children(*locks)) {
     if (lock.is(JsonType::string))
-      info.locks.push_back(lock_ref(r, lock.text, LockAction::locked, frame));
+      lists.locks.push_back(lock_ref(r, lock.text, LockAction::locked, frame));
     else if (lock.is(JsonType::null))  // elided by C2: no object to name
-      info.locks.push_back(LockRef{LockAction::eliminated, std::nullopt, {}, frame});
+      lists.locks.push_back(LockRef{LockAction::eliminated, std::nullopt, {}, frame});
   }
 }
 
-void read_owned(const Reader& r, const JsonNode& thread, ThreadInfo& info) {
+void read_owned(const Reader& r, const JsonNode& thread, Lists& lists) {
   const JsonNode* owned = r.doc.member(thread, "monitorsOwned", JsonType::array);
   if (!owned) return;
-  for (const JsonNode& entry : r.doc.children(*owned)) read_owned_at(r, entry, info);
+  for (const JsonNode& entry : r.doc.children(*owned)) read_owned_at(r, entry, lists);
 }
 
 // JDK 21-24 have no "virtual" member; every virtual thread's stack ends in VirtualThread.run.
@@ -143,9 +150,12 @@ bool read_thread(const Reader& r, const JsonNode& thread, ThreadInfo& info) {
   if (const JsonNode* state = r.string_member(thread, "state")) info.state = model::parse_thread_state(state->text);
   info.carrier = r.uint_member(thread, "carrier");
   info.truncated = !thread.closed;
-  read_frames(r, thread, info);
-  read_waits(r, thread, info);
-  read_owned(r, thread, info);
+  Lists lists;
+  read_frames(r, thread, lists);
+  read_waits(r, thread, lists);
+  read_owned(r, thread, lists);
+  info.frames = r.dump.arena->copy(std::span<const model::Frame>(lists.frames));
+  info.locks = r.dump.arena->copy(std::span<const LockRef>(lists.locks));
   const JsonNode* is_virtual = r.doc.member(thread, "virtual", JsonType::boolean);
   info.is_virtual = is_virtual ? is_virtual->boolean : runs_as_virtual(info);
   return true;
@@ -182,13 +192,16 @@ void give_owned_locks(const std::vector<PendingOwner>& owners, ThreadDump& dump)
   std::unordered_map<std::uint64_t, std::size_t> by_tid;
   for (std::size_t i = 0; i < dump.threads.size(); ++i)
     if (dump.threads[i].java_id) by_tid.emplace(*dump.threads[i].java_id, i);
+  std::map<std::size_t, std::vector<model::OwnedSynchronizer>> owned_by;  // thread index -> its list
   for (const auto& o : owners) {
     const auto it = by_tid.find(o.owner);
     if (it == by_tid.end() || !o.address) continue;
-    auto& owned = dump.threads[it->second].owned_synchronizers;
+    auto& owned = owned_by[it->second];
     const bool listed = std::any_of(owned.begin(), owned.end(), [&](const auto& s) { return s.address == *o.address; });
     if (!listed) owned.push_back({*o.address, o.class_name});
   }
+  for (const auto& [thread, owned] : owned_by)
+    dump.threads[thread].owned_synchronizers = dump.arena->copy(std::span<const model::OwnedSynchronizer>(owned));
   dump.synchronizers_listed = true;
 }
 

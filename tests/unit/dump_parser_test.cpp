@@ -79,7 +79,7 @@ TEST_CASE("parser: a JDK 17 -l dump, field by field", "[parser][dump]") {
   CHECK(waiter.locks[0].action == LockAction::waiting_to_lock);
   CHECK(waiter.locks[0].frame == 0);
   REQUIRE(waiter.owned_synchronizers.size() == 1);
-  CHECK(d.threads[2].notes == std::vector<std::string_view>{"No compile task"});
+  CHECK(std::vector<std::string_view>(d.threads[2].notes.begin(), d.threads[2].notes.end()) == std::vector<std::string_view>{"No compile task"});
   CHECK_FALSE(d.threads[3].is_java());
   CHECK(d.threads[4].name == "GC Thread#0");
 }

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace lockwatch::model {
@@ -29,11 +31,22 @@ class Arena {
     used_ += text.size();
     return stored;
   }
+  /// Copies `items` in (trivially copyable, such as the views of a thread's frames) and
+  /// returns a view of the copy: a thread's lists are arrays here, not vectors of their own.
+  template <class T>
+  std::span<const T> copy(std::span<const T> items) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::max_align_t));
+    if (items.empty()) return {};
+    void* at = reserve(items.size_bytes(), alignof(T));
+    std::memcpy(at, items.data(), items.size_bytes());
+    return {static_cast<const T*>(at), items.size()};
+  }
   /// Bytes handed out so far (not the capacity reserved).
   std::size_t bytes_used() const noexcept { return used_; }
 
  private:
   std::string_view store_slow(std::string_view text);  // empty, or a new block is needed
+  void* reserve(std::size_t bytes, std::size_t align);  // `bytes` at an address aligned to `align`
 
   static constexpr std::size_t block_size = 64 * 1024;
   std::vector<std::unique_ptr<char[]>> blocks_;

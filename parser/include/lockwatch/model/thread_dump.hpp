@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -82,11 +83,13 @@ struct ThreadInfo {
   std::optional<std::uint64_t> carrier;           // dump_to_file: tid of the carrier of a mounted vthread
   /// Frames from this index on belong to the mounted virtual thread ("Mounted virtual thread #N").
   std::optional<std::uint32_t> mounted_frames_begin;
-  std::vector<Frame> frames;
-  std::vector<LockRef> locks;              // in dump order; LockRef::frame says which frame
+  // The lists are views as the strings are: arrays in the dump's arena, or in a body shared
+  // with other dumps (body_id).
+  std::span<const Frame> frames;
+  std::span<const LockRef> locks;          // in dump order; LockRef::frame says which frame
   bool synchronizers_listed = false;       // a "Locked ownable synchronizers:" section was printed
-  std::vector<OwnedSynchronizer> owned_synchronizers;
-  std::vector<std::string_view> notes;     // "No compile task", "Compiling: ...", unknown indented lines
+  std::span<const OwnedSynchronizer> owned_synchronizers;
+  std::span<const std::string_view> notes; // "No compile task", "Compiling: ...", unknown indented lines
   bool truncated = false;                  // the input ended inside this thread's block
   /// Nonzero when the state, detail, frames, locks and notes above came from a parsed body
   /// shared with other threads and samples (parser::BodyCache): threads with the same
