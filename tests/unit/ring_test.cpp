@@ -339,6 +339,48 @@ TEST_CASE("ring: blocks compared with the last sample's come back byte for byte"
   }
 }
 
+// A thread whose stack changes and changes back (a request thread) differs from its last
+// block, but the ring holds that block already: it is found whole, by one hash, and checked
+// line by line before it is taken. The same block under another thread's header is not it.
+TEST_CASE("ring: a block that changed back to one the ring holds is found whole", "[store][ring]") {
+  const auto dump = test::read_file(test::captured_dir() / "jdk17" / "ReentrantLockPool" / "dump-1.txt");
+  std::string head;
+  auto blocks = blocks_of(dump, head);
+  std::vector<std::size_t> with_frames;
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].find("\tat ", blocks[i].find("\tat ") + 1) != std::string::npos) with_frames.push_back(i);
+  REQUIRE(with_frames.size() >= 4);
+  auto deeper = blocks;
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto& b = deeper[with_frames[i]];
+    b.insert(b.find("\tat "), "\tat Deeper.call(Deeper.java:" + std::to_string(i) + ")\n");
+  }
+  std::string deeper_text = head;
+  for (const auto& b : deeper) deeper_text += b;
+  for (const std::size_t step : {std::size_t{1}, std::size_t{97}, std::size_t{1} << 20}) {
+    INFO("step " << step);
+    store::Ring ring({600, std::uint64_t{1} << 40});
+    const std::vector<std::string> texts{dump, deeper_text, with_times(dump, 3, 3), with_times(deeper_text, 4, 4)};
+    std::vector<std::uint64_t> ids;
+    std::vector<std::uint64_t> found;
+    for (const auto& t : texts) {
+      ids.push_back(*ring.commit(written_in_pieces(ring, t, step), {}));
+      found.push_back(ring.known_blocks());
+    }
+    // Blocks that are no thread's (the SMR list, the trailer) are found each time: `others`.
+    const auto others = found[1] - found[0];  // the deeper stacks are new the first time
+    CHECK(found[2] - found[1] == others + 4);  // back to the first stacks: found
+    CHECK(found[3] - found[2] == others + 4);  // and to the deeper ones again
+    for (std::size_t i = 0; i < texts.size(); ++i) CHECK(ring.text(ids[i]) == texts[i]);
+    // Evicting down to the last sample leaves what that sample alone costs: the known blocks
+    // go with their shapes.
+    ring.set_limits({1, std::uint64_t{1} << 40});
+    store::Ring fresh({1, std::uint64_t{1} << 40});
+    fresh.add(texts.back(), {});
+    CHECK(ring.bytes() == fresh.bytes());
+  }
+}
+
 TEST_CASE("ring: two writers open at once, one committing under the other's comparison", "[store][ring]") {
   const auto a = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
   const auto b = test::read_file(test::captured_dir() / "jdk25" / "ReentrantLockPool" / "dump-2.txt");

@@ -89,8 +89,20 @@ struct Ring::Impl {
   std::vector<Expected> order;
   InternPool<std::string, StringHash> bodies;
   std::uint64_t previous_bytes = 0;
+
+  // Blocks that differ from their thread's last one are mostly blocks the ring holds already
+  // (a request thread back at a stack it had before): by a hash of the block - its first
+  // line's id and the text of its other lines - the shape that stores it, compared line by
+  // line before it is taken. One hash of the block's text, where each of its lines would be
+  // hashed and found in the pool. An entry lives as long as its shape and is counted in the
+  // pool's bytes.
+  std::unordered_map<std::uint64_t, Id> known_blocks;
+  std::vector<std::uint64_t> known_key;  // by shape id: its key in known_blocks, 0 for none
+  // A known block's hash node, bucket and known_key slot.
+  static constexpr std::uint64_t known_block_bytes = 48;
   std::uint64_t commits = 0;
   std::uint64_t reused_blocks = 0;
+  std::uint64_t found_blocks = 0;
 
   Id acquire_line(std::string_view text) {
     const auto before = lines.size();
@@ -119,6 +131,36 @@ struct Ring::Impl {
     if (!shapes.release(id)) return;
     pool_bytes -= shape.size() * sizeof(Id) + entry_overhead;
     for (Id line : shape) release_line(line);
+    if (id < known_key.size() && known_key[id] != 0) {
+      known_blocks.erase(known_key[id]);
+      known_key[id] = 0;
+      pool_bytes -= known_block_bytes;
+    }
+  }
+
+  // The shape (a reference the caller holds) stores the block of hash `key`; a shape already
+  // known, or a key taken by another block (a collision), stays as it is.
+  void know_block(std::uint64_t key, Id shape) {
+    if ((shape < known_key.size() && known_key[shape] != 0) || !known_blocks.try_emplace(key, shape).second) return;
+    if (known_key.size() <= shape) known_key.resize(shape + 1, 0);
+    known_key[shape] = key;
+    pool_bytes += known_block_bytes;
+  }
+
+  // Whether `shape` is the block of first line `first` and further lines `rest` (each with
+  // its '\n').
+  bool stores(Id shape, Id first, std::string_view rest) const {
+    const Shape& lines_of = shapes.get(shape);
+    if (lines_of.empty() || lines_of.front() != first) return false;
+    std::size_t at = 0;
+    for (std::size_t i = 1; i < lines_of.size(); ++i) {
+      if (lines_of[i] & template_bit) return false;
+      const std::string& text = lines.get(lines_of[i]);
+      if (rest.compare(at, text.size(), text) != 0 || at + text.size() >= rest.size() || rest[at + text.size()] != '\n')
+        return false;
+      at += text.size() + 1;
+    }
+    return at == rest.size();
   }
 
   Id line_id(std::string_view line, std::string& numbers) {
@@ -256,6 +298,7 @@ struct Ring::Writer::State {
     if (match) unmatch();  // the text ended inside a block that had matched so far
     s.final_newline = carry.empty();
     if (!carry.empty() && !line(carry)) return false;
+    take_pending();
     if (!block.empty()) s.blocks.push_back(ring->acquire_shape(block));
     block.clear();
     settle();
@@ -270,7 +313,7 @@ struct Ring::Writer::State {
     drop_match();
     ring->release(s, block);
     ring->release(seen);
-    s = {}, block = {}, carry = {}, seen = {};
+    s = {}, block = {}, carry = {}, seen = {}, pending = {};
   }
 
   bool take_lines(std::string_view chunk) {
@@ -297,13 +340,73 @@ struct Ring::Writer::State {
   }
 
   bool line(std::string_view text) {
-    if (!block.empty() || !expected_header(text)) {
+    if (block.empty() && expected_header(text)) {
+      // matched: the body follows
+    } else if (block.empty()) {
       block.push_back(ring->line_id(text, s.numbers));
-      if (block.size() == 1) start_match();
+      start_match();
+      if (is_blank(text)) end_block();
+    } else if (!hold(text)) {
+      block.push_back(ring->line_id(text, s.numbers));
       if (is_blank(text)) end_block();
     }
     if (added() > ring->limits.max_bytes) return give_up(), false;
     return true;
+  }
+
+  // The lines after a block's first are held as text until the block ends, when the block may
+  // be one the ring knows (known_blocks). A header-like line inside (its numbers are cut as it
+  // comes) or a block longer than kMaxHeld makes it an ordinary one.
+  static constexpr std::size_t kMaxHeld = 64 * 1024;
+  bool hold(std::string_view text) {
+    if (!holding) return false;
+    if ((!text.empty() && text.front() == '"') || pending.size() + text.size() >= kMaxHeld) {
+      take_pending();
+      return false;
+    }
+    pending.append(text).push_back('\n');
+    if (is_blank(text)) end_held_block();
+    return true;
+  }
+
+  // The held lines go into the block as ordinary ones.
+  void take_pending() {
+    holding = false;
+    for (std::size_t at = 0; at < pending.size();) {
+      const auto nl = pending.find('\n', at);
+      block.push_back(ring->acquire_line(std::string_view(pending).substr(at, nl - at)));
+      at = nl + 1;
+    }
+    pending.clear();
+  }
+
+  std::uint64_t block_key() const {
+    const std::uint64_t h = std::hash<std::string_view>{}(pending) * 0x9E3779B97F4A7C15ull ^ block.front();
+    return h == 0 ? 1 : h;  // 0 is known_key's "none"
+  }
+
+  void end_held_block() {
+    const auto key = block_key();
+    if (const auto it = ring->known_blocks.find(key);
+        it != ring->known_blocks.end() && ring->stores(it->second, block.front(), pending)) {
+      const Id shape = it->second;
+      ring->shapes.add_ref(shape);
+      s.blocks.push_back(shape);
+      ++found;
+      const Id header = block.front();
+      ring->release_line(header);  // the shape holds its own reference to its first line
+      if (ring->lines.get(header & ~template_bit).starts_with('"')) seen.push_back({header, shape, std::move(pending), std::nullopt});
+      pending.clear();
+      block.clear();
+      holding = false;
+      return;
+    }
+    take_pending();
+    const Id shape = ring->acquire_shape(block);
+    ring->know_block(key, shape);
+    s.blocks.push_back(shape);
+    if (ring->lines.get(block.front() & ~template_bit).starts_with('"')) remember(shape);
+    block.clear();
   }
 
   // Whether `text` is the header of the thread that came next in the last sample (its numbers
@@ -335,6 +438,7 @@ struct Ring::Writer::State {
   };
 
   void start_match() {
+    holding = true;
     const auto it = ring->previous.find(block.front());
     if (it == ring->previous.end()) return;
     begin_match(it->second.body, it->second.shape);
@@ -372,6 +476,7 @@ struct Ring::Writer::State {
     seen.push_back({block.front(), match->shape, {}, match->body});
     block.clear();
     match.reset();
+    holding = false;
   }
 
   // The block differs from the remembered one: the lines matched so far are interned now, and
@@ -379,12 +484,11 @@ struct Ring::Writer::State {
   // header-like line and no blank line but its last, so these are plain lines of this block.)
   void unmatch() {
     const std::string_view body = ring->bodies.get(match->body);
-    std::size_t at = 0;
-    for (auto nl = body.find('\n'); nl < match->at; nl = body.find('\n', at)) {
-      block.push_back(ring->acquire_line(body.substr(at, nl - at)));
-      at = nl + 1;
-    }
-    carry.assign(body.substr(at, match->at - at));
+    const auto lines_end = body.rfind('\n', match->at == 0 ? 0 : match->at - 1);
+    const auto whole = match->at == 0 || lines_end == std::string_view::npos ? 0 : lines_end + 1;
+    pending.assign(body.substr(0, whole));  // held: the block may still be a known one
+    holding = true;
+    carry.assign(body.substr(whole, match->at - whole));
     drop_match();
   }
 
@@ -396,6 +500,7 @@ struct Ring::Writer::State {
   }
 
   void end_block() {
+    holding = false;
     const Id shape = ring->acquire_shape(block);
     s.blocks.push_back(shape);
     if (ring->lines.get(block.front() & ~template_bit).starts_with('"')) remember(shape);
@@ -438,6 +543,9 @@ struct Ring::Writer::State {
   std::size_t expected_at = 0;  // in ring->order: the thread expected next
   std::vector<Seen> seen;      // for Impl::remember at commit
   Shape block;        // the open block's lines
+  std::string pending;  // the open block's lines after its first, held as text (hold())
+  bool holding = false;
+  std::uint64_t found = 0;  // blocks taken from known_blocks
   std::string carry;  // the open line: the text since the last '\n'
   std::int64_t pool_added = 0;
   std::uint64_t call_before = 0;  // pool bytes when the current call began
@@ -480,6 +588,7 @@ std::optional<std::uint64_t> Ring::commit(Writer&& writer, sampling::DumpFacts f
   impl_->sample_bytes += s.bytes;
   impl_->samples.push_back(std::move(s));
   impl_->remember(state->seen);
+  impl_->found_blocks += state->found;
   impl_->enforce();
   return impl_->samples.back().info.id;
 }
@@ -516,5 +625,6 @@ std::uint64_t Ring::bytes() const noexcept { return impl_->pool_bytes + impl_->s
 std::uint64_t Ring::evictions() const noexcept { return impl_->evictions; }
 std::uint64_t Ring::refused() const noexcept { return impl_->refused; }
 std::uint64_t Ring::reused_blocks() const noexcept { return impl_->reused_blocks; }
+std::uint64_t Ring::known_blocks() const noexcept { return impl_->found_blocks; }
 
 }  // namespace lockwatch::store

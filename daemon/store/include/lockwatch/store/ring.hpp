@@ -88,6 +88,9 @@ class Ring {
   /// Thread blocks of committed samples that equalled their thread's block in the sample
   /// before and took its stored form without their lines being looked up again.
   std::uint64_t reused_blocks() const noexcept;
+  /// Blocks of committed samples that differed from their thread's last one but were a block
+  /// the ring holds (found by one hash of the block instead of a lookup per line).
+  std::uint64_t known_blocks() const noexcept;
 
  private:
   struct Impl;
