@@ -18,14 +18,25 @@ bool same(const ParserLimits& a, const ParserLimits& b) {
 void BodyCache::Impl::use_limits(const ParserLimits& l) {
   if (limits && same(*limits, l)) return;
   limits = l;
-  threads.clear();
+  last.clear(), next.clear(), last_lines.clear(), next_lines.clear(), by_key.clear();
+  by_key_built = false;
   texts.clear();
   bytes = 0;
 }
 
-void BodyCache::Impl::end_dump(std::size_t threads_in_dump) {
-  threads_listed = threads_in_dump;
-  std::erase_if(threads, [this](const auto& kv) { return kv.second.dump != dump; });
+void BodyCache::Impl::begin_dump() {
+  ++dump;
+  next.clear();
+  next_lines.clear();
+  expected = 0;
+}
+
+void BodyCache::Impl::end_dump() {
+  std::swap(last, next);
+  std::swap(last_lines, next_lines);
+  next.clear();
+  next_lines.clear();
+  by_key_built = false;
   std::erase_if(texts, [this](const auto& kv) {
     if (kv.second->dump == dump) return false;
     bytes -= kv.first.size();
@@ -33,9 +44,28 @@ void BodyCache::Impl::end_dump(std::size_t threads_in_dump) {
   });
 }
 
-const std::shared_ptr<ParsedBody>* BodyCache::Impl::by_thread(std::uint64_t key) const {
-  const auto it = threads.find(key);
-  return it == threads.end() ? nullptr : &it->second.body;
+const BodyCache::Impl::Listed* BodyCache::Impl::find(std::uint64_t key) {
+  if (!by_key_built) {
+    by_key.clear();
+    for (std::size_t i = 0; i < last.size(); ++i)
+      if (last[i].key) by_key.try_emplace(*last[i].key, i);
+    by_key_built = true;
+  }
+  const auto it = by_key.find(key);
+  if (it == by_key.end()) return nullptr;
+  expected = it->second + 1;  // the threads after it are expected next
+  return &last[it->second];
+}
+
+void BodyCache::Impl::list(std::string_view line, const detail::HeaderLayout& layout, std::optional<std::uint64_t> key) {
+  Listed& l = next.emplace_back();
+  l.at = static_cast<std::uint32_t>(next_lines.size());
+  l.size = static_cast<std::uint32_t>(line.size());
+  if (next_lines.size() + line.size() <= 0xFFFF'FFFFu) {
+    next_lines.append(line);
+    l.layout = layout;
+  }
+  l.key = key;
 }
 
 std::shared_ptr<ParsedBody> BodyCache::Impl::by_text(std::string_view text) const {
@@ -47,10 +77,8 @@ void BodyCache::Impl::add(const std::shared_ptr<ParsedBody>& body) {
   if (texts.try_emplace(std::string_view(body->text), body).second) bytes += body->text.size();
 }
 
-bool BodyCache::Impl::note(std::uint64_t key, const std::shared_ptr<ParsedBody>& body) {
-  auto& entry = threads[key];
-  if (entry.body != body) entry.body = body;
-  entry.dump = dump;
+bool BodyCache::Impl::note(const std::shared_ptr<ParsedBody>& body) {
+  if (!next.empty()) next.back().body = body;
   return std::exchange(body->dump, dump) != dump;
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a BodyCache holds: parsed bodies by thread and by text. Used by the DumpParser only.
+// What a BodyCache holds: the last dump's threads in order, and parsed bodies by text. Used
+// by the DumpParser only.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +14,7 @@
 #include "lockwatch/model/thread_dump.hpp"
 #include "lockwatch/parser/body_cache.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
+#include "thread_header.hpp"
 
 namespace lockwatch::parser {
 
@@ -40,32 +43,54 @@ struct BodyCache::Impl {
     return std::nullopt;
   }
 
+  /// One thread of a dump, in the order the dump lists them: its header line (in a buffer of
+  /// the dump's lines), how that header is laid out, and the body it had.
+  struct Listed {
+    std::uint32_t at = 0, size = 0;
+    detail::HeaderLayout layout;
+    std::optional<std::uint64_t> key;
+    std::shared_ptr<ParsedBody> body;
+  };
+
   /// The bodies were parsed under these limits; other limits parse differently.
   void use_limits(const ParserLimits& l);
-  void begin_dump() { ++dump; }
-  /// Drops what the dump that just ended did not use; `threads` is how many it listed.
-  void end_dump(std::size_t threads);
-  const std::shared_ptr<ParsedBody>* by_thread(std::uint64_t key) const;
+  void begin_dump();
+  /// Drops what the dump that just ended did not use; its threads are the last dump's now.
+  void end_dump();
+
+  /// The thread the last dump listed next, if its header can be compared (a layout).
+  const Listed* expected_thread() const {
+    return expected < last.size() && last[expected].layout.usable ? &last[expected] : nullptr;
+  }
+  std::string_view line_of(const Listed& l) const { return std::string_view(last_lines).substr(l.at, l.size); }
+  /// Where the last dump listed thread `key`, when the order of the threads broke.
+  const Listed* find(std::uint64_t key);
+  /// A thread of this dump, in order; its body comes with note().
+  void list(std::string_view line, const detail::HeaderLayout& layout, std::optional<std::uint64_t> key);
+  /// The last thread listed is not one after all (its header went on over the next line).
+  void unlist() { if (!next.empty()) next.pop_back(); }
   /// The body of this text if one is kept, else nothing.
   std::shared_ptr<ParsedBody> by_text(std::string_view text) const;
   /// A body just parsed, to be found by its text.
   void add(const std::shared_ptr<ParsedBody>& body);
-  /// Records that thread `key` had `body` in the current dump; false when the body was used
-  /// in this dump already.
-  bool note(std::uint64_t key, const std::shared_ptr<ParsedBody>& body);
+  /// The thread listed last has `body`; false when the body was used in this dump already.
+  bool note(const std::shared_ptr<ParsedBody>& body);
 
-  struct Entry {
-    std::shared_ptr<ParsedBody> body;
-    std::uint64_t dump = 0;  // the last dump in which the thread had it
-  };
   std::optional<ParserLimits> limits;
-  std::unordered_map<std::uint64_t, Entry> threads;
+  // The last dump's threads, and this dump's as it is read. A dump mostly lists its threads
+  // in the order of the last one, so a header is compared with the one that came next there
+  // (refit_thread_header) and its body with that thread's: no hashing per thread. `by_key` is
+  // built from `last` only when the order breaks.
+  std::vector<Listed> last, next;
+  std::string last_lines, next_lines;
+  std::size_t expected = 0;  // in `last`: the thread expected next
+  std::unordered_map<std::uint64_t, std::size_t> by_key;  // key -> index in `last`
+  bool by_key_built = false;
   // By their own text, so threads of one stack share one body; a body's `dump` says whether
   // it is still used (hashing a body's text again each time it is reused would cost more than
   // comparing it).
   std::unordered_map<std::string_view, std::shared_ptr<ParsedBody>> texts;
   std::uint64_t dump = 0;
-  std::size_t threads_listed = 0;  // by the last dump: the next one lists about as many
   std::size_t bytes = 0;
   std::uint64_t reused = 0;
 };

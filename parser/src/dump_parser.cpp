@@ -193,6 +193,15 @@ struct DumpParser::Impl {
   std::optional<std::uint64_t> body_key;   // the open thread's key while its body may be cached
   std::string held_body;                   // that body's lines so far, each with its '\n'
   std::string_view stable;                 // text that outlives the dump: views into it are kept as they are
+  // The header just read (read_header), and when it was refit against a thread of the last
+  // dump, that thread and the header's own layout. Kept here: a header is read for every
+  // thread of every dump, and these are a few hundred bytes.
+  std::optional<detail::HeaderFields> header_read;
+  struct Refit {
+    const BodyCache::Impl::Listed* last = nullptr;
+    detail::HeaderLayout layout;
+    std::uint64_t dump = 0;  // the dump it was read in
+  } refit;
 
   // The open thread's lists as they grow, copied into the dump's arena as one array each
   // when the next thread starts or the dump closes (seal_thread): no vector per thread. While
@@ -339,7 +348,7 @@ struct DumpParser::Impl {
     dump->stats.unknown_lines += body->unknown_lines;
     dump->stats.frames_dropped += body->frames_dropped;
     dump->stats.locks_dropped += body->locks_dropped;
-    if (bodies->note(*body_key, body)) dump->shared.push_back(body);  // once per dump
+    if (bodies->note(body)) dump->shared.push_back(body);  // once per dump
     body_key.reset();
     mode = Mode::threads;  // after its blank line
     tentative = false;
@@ -386,7 +395,7 @@ struct DumpParser::Impl {
     body->id = next_body_id();
     t.body_id = body->id;
     bodies->add(body);
-    bodies->note(*body_key, body);
+    bodies->note(body);
     dump->shared.push_back(body);
     body_key.reset();
   }
@@ -537,7 +546,7 @@ struct DumpParser::Impl {
 
   void on_quoted(std::string_view line) {
     if (mode == Mode::deadlock_summary || mode == Mode::deadlock_stacks) return on_deadlock_name(line);
-    auto header = detail::parse_thread_header(line);
+    const auto* header = read_header(line);
     if (header && (!dump || mode == Mode::trailer || mode == Mode::heap))
       open_dump(false, model::DumpFormat::jstack, {});  // stitched dumps without "Full thread dump"
     if (header) return start_thread(*header, line);
@@ -590,6 +599,7 @@ struct DumpParser::Impl {
     std::string joined = header_raw + '\n' + std::string(line);
     auto header = detail::parse_thread_header(joined);
     if (!header) return false;
+    if (bodies) bodies->unlist();  // listed with its first line only
     ThreadInfo& t = dump->threads.back();
     t = ThreadInfo{};
     open_thread();
@@ -638,15 +648,39 @@ struct DumpParser::Impl {
     // without blank lines between them) never continue on the next line.
     tentative = h.has_stack_bracket;
     if (tentative) header_raw.assign(raw);
-    expect_body(dump->threads.back());
+    expect_body(dump->threads.back(), h, raw);
   }
 
-  // A cached body is for text read as it came (UTF-8) in the Thread.print form.
-  void expect_body(const ThreadInfo& t) {
+  // A header is first compared with the one the last dump listed next (BodyCache): when it is
+  // that thread's but for its times, only the times are read. Any other is parsed.
+  const detail::HeaderFields* read_header(std::string_view line) {
+    refit.last = nullptr;
+    if (bodies && transcoder.passthrough()) {
+      if (const auto* last = bodies->expected_thread()) {
+        if (!header_read) header_read.emplace();
+        if (detail::refit_thread_header(line, bodies->line_of(*last), last->layout, *header_read, refit.layout)) {
+          refit.last = last, refit.dump = bodies->dump;
+          ++bodies->expected;
+          return &*header_read;
+        }
+      }
+    }
+    header_read = detail::parse_thread_header(line);
+    return header_read ? &*header_read : nullptr;
+  }
+
+  // A cached body is for text read as it came (UTF-8) in the Thread.print form. The thread
+  // is listed for the next dump's parser, and its body in the last dump is the one to compare
+  // with: the thread its header refit, or the one of its key when the order broke.
+  void expect_body(const ThreadInfo& t, const detail::HeaderFields& h, std::string_view raw) {
     if (!bodies || !transcoder.passthrough() || dump->format != model::DumpFormat::jstack) return;
+    const bool refitted = refit.last != nullptr && refit.dump == bodies->dump;  // no dump opened since
     body_key = BodyCache::Impl::key_of(t);
+    bodies->list(raw, refitted ? refit.layout : detail::layout_of(raw, h), body_key);
+    const auto* last = refitted ? refit.last : body_key ? bodies->find(*body_key) : nullptr;
+    refit.last = nullptr;
     if (!body_key) return;
-    if (const auto* last = bodies->by_thread(*body_key)) match_next = *last;
+    if (last && last->body) match_next = last->body;
   }
 
   void fill_thread(ThreadInfo& t, const detail::HeaderFields& h) {
@@ -759,7 +793,7 @@ struct DumpParser::Impl {
     dump.emplace();
     // A target's next dump lists about as many threads as its last: one allocation, not a
     // doubling vector copied at each step (a 1000-thread dump's list is ~300 KB).
-    dump->threads.reserve(bodies ? std::max<std::size_t>(256, bodies->threads_listed + bodies->threads_listed / 8) : 256);
+    dump->threads.reserve(bodies ? std::max<std::size_t>(256, bodies->last.size() + bodies->last.size() / 8) : 256);
     java_ids.clear();
     if (bodies) bodies->begin_dump();
     dump->format = format;
@@ -782,7 +816,7 @@ struct DumpParser::Impl {
         dump->threads.back().truncated = true;
     }
     seal_thread();
-    if (bodies) bodies->end_dump(dump->threads.size());
+    if (bodies) bodies->end_dump();
     done.push_back(std::move(*dump));
     dump.reset();
     mode = Mode::outside;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "thread_header.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -88,6 +89,7 @@ std::optional<double> simple_decimal(const char* at, std::size_t size) {
 std::optional<double> parse_decimal(std::string_view text) {
   constexpr std::size_t max_size = 40;
   if (text.empty() || text.size() > max_size) return std::nullopt;
+  if (auto simple = simple_decimal(text.data(), text.size())) return simple;  // no ',' to turn
   char copy[max_size];  // on the stack: a header has two of these
   for (std::size_t i = 0; i < text.size(); ++i) copy[i] = text[i] == ',' ? '.' : text[i];
   if (auto simple = simple_decimal(copy, text.size())) return simple;
@@ -121,6 +123,13 @@ bool take_int(std::optional<std::string_view> v, int& out) {
   return p && (out = *p, true);
 }
 
+// A volatile field taken: its value is kept for refit_thread_header (past four, counted only).
+bool take_volatile(HeaderFields& h, VolatileKind kind, std::string_view value) {
+  if (h.volatile_count < h.volatile_values.size()) h.volatile_values[h.volatile_count] = {kind, value};
+  if (h.volatile_count < 255) ++h.volatile_count;
+  return true;
+}
+
 // Consumes one "key=value" style field of the header's left part; false if `token` is
 // not a header field (then it belongs to the name). Dispatch on the first byte: this
 // runs for every token of every header.
@@ -131,18 +140,20 @@ bool take_field(std::string_view token, HeaderFields& h) {
     case '[':
       return token.size() > 2 && token.back() == ']' &&
              (h.os_tid = parse_uint(token.substr(1, token.size() - 2))).has_value();
-    case 'd': return token == "daemon" ? !h.daemon && (h.daemon = true) : starts_with(token, "defined_classes=");
+    case 'd':
+      if (token == "daemon") return !h.daemon && (h.daemon = true);
+      return starts_with(token, "defined_classes=") && take_volatile(h, VolatileKind::other, token.substr(16));
     case 'p': return take_int(field_value(token, "prio="), h.prio);
     case 'o': return take_int(field_value(token, "os_prio="), h.os_prio);
     case 'c': {
       auto v = field_value(token, "cpu=", "ms");
-      return v && (h.cpu_ms = parse_decimal(*v)).has_value();
+      return v && (h.cpu_ms = parse_decimal(*v)).has_value() && take_volatile(h, VolatileKind::cpu, *v);
     }
     case 'e': {
       auto v = field_value(token, "elapsed=", "s");
-      return v && (h.elapsed_s = parse_decimal(*v)).has_value();
+      return v && (h.elapsed_s = parse_decimal(*v)).has_value() && take_volatile(h, VolatileKind::elapsed, *v);
     }
-    case 'a': return starts_with(token, "allocated=");
+    case 'a': return starts_with(token, "allocated=") && take_volatile(h, VolatileKind::other, token.substr(10));
     default: return false;
   }
 }
@@ -245,6 +256,104 @@ std::optional<HeaderFields> parse_thread_header(std::string_view line) {
   }
   out.reset();
   return out;
+}
+
+namespace {
+
+// What a volatile value may hold for refit_thread_header to take it as the parse would: a
+// number for cpu= and elapsed= (parse_decimal's simple form; other spellings go to the parse),
+// any printable bytes but a space and a quote for the others (the parse takes any token).
+bool in_value(VolatileKind kind, char c) {
+  if (kind != VolatileKind::other) return (c >= '0' && c <= '9') || c == '.' || c == ',';
+  return c > ' ' && c < 0x7f && c != '"';
+}
+
+// An empty part that is no view into the line (a header without a status) lies at the line's
+// end, where a view of nothing into any later line can be taken.
+TextSpan span_in(std::string_view line, std::string_view part) {
+  const auto at = reinterpret_cast<std::uintptr_t>(part.data()) - reinterpret_cast<std::uintptr_t>(line.data());
+  if (part.data() == nullptr || at > line.size()) return {static_cast<std::uint32_t>(line.size()), 0};
+  return {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(part.size())};
+}
+
+std::string_view text_at(std::string_view line, TextSpan s) { return line.substr(s.at, s.size); }
+
+}  // namespace
+
+HeaderLayout layout_of(std::string_view line, const HeaderFields& h) {
+  HeaderLayout out;
+  if (h.volatile_count > h.volatile_values.size() || line.size() > 0xFFFF'FFFFu) return out;
+  out.java_id = h.java_id, out.os_tid = h.os_tid, out.nid = h.nid, out.tid = h.tid;
+  out.prio = h.prio, out.os_prio = h.os_prio;
+  out.daemon = h.daemon, out.has_stack_bracket = h.has_stack_bracket;
+  out.name = span_in(line, h.name);
+  out.status = span_in(line, h.status);
+  for (std::uint8_t i = 0; i < h.volatile_count; ++i) {
+    const auto& v = h.volatile_values[i];
+    out.values[i] = {v.kind, span_in(line, v.text)};
+    // The value must end where the next header's scan of it would stop.
+    const auto end = out.values[i].second.at + out.values[i].second.size;
+    if (end < line.size() && in_value(v.kind, line[end])) return out;
+  }
+  out.value_count = h.volatile_count;
+  std::sort(out.values.begin(), out.values.begin() + out.value_count,
+            [](const auto& a, const auto& b) { return a.second.at < b.second.at; });
+  out.usable = true;
+  return out;
+}
+
+// The text between the volatile values is compared as it is; each value is read where the
+// last one stood, as far as the bytes its kind may hold go. The parse reads a header from its
+// right end: only the values moved, and each is a whole token the parse takes as the same
+// field, so every other field and where it lies relative to the line's start or end is as in
+// the last header.
+bool refit_thread_header(std::string_view line, std::string_view last_line, const HeaderLayout& last,
+                         HeaderFields& out, HeaderLayout& next) {
+  if (!last.usable || line.size() > 0xFFFF'FFFFu) return false;
+  std::size_t from_last = 0, from_line = 0;
+  std::array<std::string_view, 4> values{};
+  for (std::uint8_t i = 0; i < last.value_count; ++i) {
+    const auto [kind, span] = last.values[i];
+    const auto same = span.at - from_last;
+    if (from_line + same > line.size() || std::memcmp(line.data() + from_line, last_line.data() + from_last, same) != 0)
+      return false;
+    from_line += same;
+    std::size_t end = from_line;
+    while (end < line.size() && in_value(kind, line[end])) ++end;
+    if (end == from_line) return false;
+    values[i] = line.substr(from_line, end - from_line);
+    from_line = end;
+    from_last = span.at + span.size;
+  }
+  const auto rest = last_line.size() - from_last;
+  if (line.size() - from_line != rest || std::memcmp(line.data() + from_line, last_line.data() + from_last, rest) != 0)
+    return false;
+  // Right to left, as the parse takes them: the leftmost value of a field is the one kept.
+  std::optional<double> cpu, elapsed;
+  for (std::uint8_t i = last.value_count; i-- > 0;) {
+    const auto kind = last.values[i].first;
+    if (kind == VolatileKind::other) continue;
+    auto value = parse_decimal(values[i]);
+    if (!value) return false;
+    (kind == VolatileKind::cpu ? cpu : elapsed) = value;
+  }
+  out = HeaderFields{};
+  out.java_id = last.java_id, out.os_tid = last.os_tid, out.nid = last.nid, out.tid = last.tid;
+  out.prio = last.prio, out.os_prio = last.os_prio;
+  out.daemon = last.daemon, out.has_stack_bracket = last.has_stack_bracket;
+  out.cpu_ms = cpu, out.elapsed_s = elapsed;
+  // The name lies where it did from the start, the status where it did from the end.
+  out.name = text_at(line, last.name);
+  const auto shift = static_cast<std::ptrdiff_t>(line.size()) - static_cast<std::ptrdiff_t>(last_line.size());
+  out.status = line.substr(static_cast<std::size_t>(static_cast<std::ptrdiff_t>(last.status.at) + shift), last.status.size);
+  // In the order the parse takes them: right to left.
+  out.volatile_count = last.value_count;
+  for (std::uint8_t i = 0; i < last.value_count; ++i)
+    out.volatile_values[last.value_count - 1u - i] = {last.values[i].first, values[i]};
+  next = last;
+  next.status.at = static_cast<std::uint32_t>(out.status.data() - line.data());
+  for (std::uint8_t i = 0; i < last.value_count; ++i) next.values[i].second = span_in(line, values[i]);
+  return true;
 }
 
 std::optional<HeaderFields> parse_plain_header(std::string_view line) {

@@ -3,11 +3,20 @@
 // and dump_to_file's `#1 "name" virtual STATE instant`.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 namespace lockwatch::parser::detail {
+
+/// A field whose value changes from one dump to the next for the same thread.
+enum class VolatileKind : std::uint8_t { cpu, elapsed, other };  // other: allocated=, defined_classes=
+
+struct VolatileValue {
+  VolatileKind kind = VolatileKind::other;
+  std::string_view text;  // the value, a view into the parsed line
+};
 
 struct HeaderFields {
   std::string_view name;                 // view into the parsed line
@@ -24,7 +33,41 @@ struct HeaderFields {
   std::optional<double> elapsed_s;
   std::string_view status;               // "waiting for monitor entry"; JDK 25 plain: the state word
   std::string_view instant;              // dump_to_file plain (JDK 25)
+  // The volatile fields taken, right to left as the header is read; more than fit are counted.
+  std::array<VolatileValue, 4> volatile_values{};
+  std::uint8_t volatile_count = 0;
 };
+
+/// Bytes [at, at + size) of a line.
+struct TextSpan {
+  std::uint32_t at = 0, size = 0;
+};
+
+/// Where a parsed jstack header's text lies in its line, as offsets, with the fields that
+/// stay the same from one header of the thread to the next: what the next header of the same
+/// thread is compared with (refit_thread_header), kept without the line's own copy.
+struct HeaderLayout {
+  std::optional<std::uint64_t> java_id, os_tid, nid, tid;
+  int prio = -1, os_prio = -1;
+  bool daemon = false, has_stack_bracket = false;
+  bool usable = false;  // false: a later header cannot be compared with it (layout_of)
+  TextSpan name, status;
+  std::array<std::pair<VolatileKind, TextSpan>, 4> values{};  // by offset
+  std::uint8_t value_count = 0;
+};
+
+/// The layout of `line`, whose parse gave `h`; not `usable` when a later header could not
+/// be compared with it piece by piece (more volatile values than kept, a line over 4 GiB).
+HeaderLayout layout_of(std::string_view line, const HeaderFields& h);
+
+/// `line` read as the next header of the thread whose header was `last_line` (laid out as
+/// `last`): when the two differ only in the values of the volatile fields, and each new value
+/// is one the header's grammar takes, `out` gets exactly the fields parse_thread_header(line)
+/// returns, with views into `line`, `next` gets line's layout, and it returns true. False
+/// otherwise (the caller parses the line). A thread's header repeats sample after sample but
+/// for its CPU time and age: this reads two numbers where the parse reads every field.
+bool refit_thread_header(std::string_view line, std::string_view last_line, const HeaderLayout& last,
+                         HeaderFields& out, HeaderLayout& next);
 
 /// Parses a jstack thread header from the right, so that names holding quotes, '#',
 /// "tid=" or a whole fake header do not fool it. `line` may span several physical lines

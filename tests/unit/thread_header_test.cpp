@@ -10,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "thread_header.hpp"
 
+using lockwatch::parser::detail::HeaderFields;
+using lockwatch::parser::detail::HeaderLayout;
+using lockwatch::parser::detail::layout_of;
 using lockwatch::parser::detail::parse_plain_header;
+using lockwatch::parser::detail::refit_thread_header;
 using lockwatch::parser::detail::parse_thread_header;
 using lockwatch::parser::detail::parse_uint;
 
@@ -264,4 +269,128 @@ TEST_CASE("thread header: prio and os_prio take what an int holds, and nothing e
     CHECK(h->prio == *value);
     CHECK(h->os_prio == *value);
   }
+}
+
+namespace {
+
+std::vector<std::string> real_headers() {
+  std::vector<std::string> out;
+  auto files = lockwatch::test::files_below(lockwatch::test::captured_dir());
+  for (auto& f : lockwatch::test::files_below(lockwatch::test::corpus_dir())) files.push_back(f);
+  for (const auto& file : files) {
+    const auto text = lockwatch::test::read_file(file);
+    for (std::size_t at = 0; at < text.size();) {
+      auto nl = text.find('\n', at);
+      if (nl == std::string::npos) nl = text.size();
+      std::string line = text.substr(at, nl - at);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty() && line[0] == '"') out.push_back(std::move(line));
+      at = nl + 1;
+    }
+  }
+  return out;
+}
+
+// Every field a header gives a thread.
+void check_same(const HeaderFields& a, const HeaderFields& b) {
+  CHECK(a.name == b.name);
+  CHECK(a.java_id == b.java_id);
+  CHECK(a.os_tid == b.os_tid);
+  CHECK(a.nid == b.nid);
+  CHECK(a.tid == b.tid);
+  CHECK(a.daemon == b.daemon);
+  CHECK(a.has_stack_bracket == b.has_stack_bracket);
+  CHECK(a.prio == b.prio);
+  CHECK(a.os_prio == b.os_prio);
+  CHECK(a.cpu_ms == b.cpu_ms);
+  CHECK(a.elapsed_s == b.elapsed_s);
+  CHECK(a.status == b.status);
+  CHECK(a.volatile_count == b.volatile_count);
+  for (std::uint8_t i = 0; i < std::min<std::uint8_t>(a.volatile_count, 4); ++i) {
+    CHECK(a.volatile_values[i].kind == b.volatile_values[i].kind);
+    CHECK(a.volatile_values[i].text == b.volatile_values[i].text);
+  }
+}
+
+// refit against the parse: when it answers, it answers as the parse; and the layout it gives
+// for the line is the one the line's own parse gives.
+bool check_refit(const std::string& line, const std::string& last_line, const HeaderLayout& last) {
+  HeaderLayout next;
+  HeaderFields refit;
+  if (!refit_thread_header(line, last_line, last, refit, next)) return false;
+  const auto parsed = parse_thread_header(line);
+  INFO("last: " << last_line << "\nline: " << line);
+  REQUIRE(parsed);
+  check_same(refit, *parsed);
+  const auto own = layout_of(line, *parsed);
+  REQUIRE(own.usable);
+  CHECK(next.usable);
+  CHECK(next.name.at == own.name.at);
+  CHECK(next.status.at == own.status.at);
+  CHECK(next.status.size == own.status.size);
+  CHECK(next.value_count == own.value_count);
+  for (std::uint8_t i = 0; i < own.value_count; ++i) CHECK(next.values[i].second.at == own.values[i].second.at);
+  return true;
+}
+
+// The header with each cpu=/elapsed= value replaced by `value`.
+std::string with_values(const std::string& line, const std::string& value) {
+  std::string out = line;
+  for (const std::string key : {"cpu=", "elapsed="}) {
+    const auto at = out.rfind(" " + key);
+    if (at == std::string::npos) continue;
+    const auto from = at + 1 + key.size();
+    auto end = from;
+    while (end < out.size() && ((out[end] >= '0' && out[end] <= '9') || out[end] == '.' || out[end] == ',')) ++end;
+    out.replace(from, end - from, value);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("thread header: the next header of a thread is refit as the parse reads it", "[parser][header]") {
+  const auto headers = real_headers();
+  REQUIRE(headers.size() > 1000);
+  std::size_t refit = 0, with_times = 0;
+  for (std::size_t h = 0; h < headers.size(); h += 3) {
+    const auto& last_line = headers[h];
+    const auto parsed = parse_thread_header(last_line);
+    if (!parsed) continue;
+    const auto layout = layout_of(last_line, *parsed);
+    REQUIRE(layout.usable);
+    CHECK(check_refit(last_line, last_line, layout));  // the same line always fits
+    // New times, longer and shorter: must fit whenever the header prints them.
+    const bool timed = parsed->cpu_ms || parsed->elapsed_s;
+    with_times += timed;
+    for (const std::string value : {"1234567.891", "0.5", "7", "3,25"}) {
+      const bool fits = check_refit(with_values(last_line, value), last_line, layout);
+      if (timed) CHECK(fits);
+      refit += fits;
+    }
+    // Any byte changed anywhere: fits only where the parse agrees.
+    for (std::size_t i = 0; i < last_line.size(); i += 2)
+      for (const char c : {'0', '9', '.', ',', ' ', 'x', '"', '#', '='}) {
+        std::string changed = last_line;
+        changed[i] = c;
+        refit += check_refit(changed, last_line, layout);
+      }
+  }
+  CHECK(with_times > 500);
+  CHECK(refit > 5000);
+}
+
+TEST_CASE("thread header: a name or field that looks like a time is compared, not refit", "[parser][header]") {
+  const std::string last = "\"cpu=1.00ms elapsed=2.00s\" #7 daemon prio=5 os_prio=0 cpu=10.00ms elapsed=20.00s tid=0x1 nid=0x2 runnable  [0x3]";
+  const auto parsed = parse_thread_header(last);
+  REQUIRE(parsed);
+  const auto layout = layout_of(last, *parsed);
+  REQUIRE(layout.usable);
+  CHECK(layout.value_count == 2);  // the name's look-alikes are part of the name
+  HeaderLayout next;
+  HeaderFields out;
+  CHECK_FALSE(refit_thread_header("\"cpu=1.50ms elapsed=2.00s\" #7 daemon prio=5 os_prio=0 cpu=10.00ms elapsed=20.00s tid=0x1 nid=0x2 runnable  [0x3]", last, layout, out, next));
+  CHECK(check_refit("\"cpu=1.00ms elapsed=2.00s\" #7 daemon prio=5 os_prio=0 cpu=99.99ms elapsed=21.5s tid=0x1 nid=0x2 runnable  [0x3]", last, layout));
+  CHECK_FALSE(refit_thread_header("\"cpu=1.00ms elapsed=2.00s\" #7 daemon prio=5 os_prio=0 cpu=1e3ms elapsed=21.5s tid=0x1 nid=0x2 runnable  [0x3]", last, layout, out, next));
+  CHECK_FALSE(refit_thread_header("\"cpu=1.00ms elapsed=2.00s\" #8 daemon prio=5 os_prio=0 cpu=10.00ms elapsed=20.00s tid=0x1 nid=0x2 runnable  [0x3]", last, layout, out, next));
 }
