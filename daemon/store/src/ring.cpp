@@ -395,7 +395,7 @@ struct Ring::Writer::State {
       ++found;
       const Id header = block.front();
       ring->release_line(header);  // the shape holds its own reference to its first line
-      if (ring->lines.get(header & ~template_bit).starts_with('"')) seen.push_back({header, shape, std::move(pending), std::nullopt});
+      seen.push_back({header, shape, std::move(pending), std::nullopt});  // held: it has lines after its first
       pending.clear();
       block.clear();
       holding = false;
@@ -405,7 +405,7 @@ struct Ring::Writer::State {
     const Id shape = ring->acquire_shape(block);
     ring->know_block(key, shape);
     s.blocks.push_back(shape);
-    if (ring->lines.get(block.front() & ~template_bit).starts_with('"')) remember(shape);
+    remember(shape);  // held: it has lines after its first
     block.clear();
   }
 
@@ -503,11 +503,13 @@ struct Ring::Writer::State {
     holding = false;
     const Id shape = ring->acquire_shape(block);
     s.blocks.push_back(shape);
-    if (ring->lines.get(block.front() & ~template_bit).starts_with('"')) remember(shape);
+    if (block.size() > 1) remember(shape);
     block.clear();
   }
 
-  // A thread's block to compare the next sample's with: its lines after the header as text.
+  // A block to compare the next sample's with, by its first line: its other lines as text. A
+  // thread's, and as well the blocks that are no thread's but repeat (the SMR list of every
+  // thread's address, a trailer): a block of one line has nothing to compare.
   void remember(Id shape) {
     std::string body;
     for (std::size_t i = 1; i < block.size(); ++i) {
