@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The processing thread's whole work for one sample of a target, as the daemon does it: the
+// reply streamed in 64 KiB chunks into the target's parser and ring (TargetState::feed_stream),
+// the record that commits it (TargetState::add_dump: correlator, stack history, lock time,
+// counts) and the exporter's update of that target (Daemon::Impl::process). Only the io
+// thread's side (socket reads, hsperfdata), logging and incidents are left out. Each file of
+// the input is one reply; the target is kept across iterations as a running daemon keeps it.
+//
+// Input: LOCKWATCH_BENCH_INPUT names a directory whose files are one dump each (in name
+// order), e.g. successive dumps of one JVM; unset, the real-dump corpus directory.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockwatch/exporter/exporter.hpp"
+#include "lockwatch/service/target_state.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace lockwatch;
+
+constexpr std::size_t chunk_bytes = 64 * 1024;
+
+std::vector<std::string> load_samples() {
+  const char* env = std::getenv("LOCKWATCH_BENCH_INPUT");
+  const fs::path root = env != nullptr && *env != '\0' ? env : LOCKWATCH_BENCH_DEFAULT_INPUT;
+  std::vector<fs::path> files;
+  if (fs::is_directory(root)) {
+    for (const auto& entry : fs::recursive_directory_iterator(root))
+      if (entry.is_regular_file()) files.push_back(entry.path());
+  } else {
+    files.push_back(root);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> samples;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    samples.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return samples;
+}
+
+// The configuration's defaults (config.hpp): a ring of 600 samples in 32 MiB, the
+// correlator within 32 MiB, top 20 label sets per family.
+service::ProcessingSettings daemon_settings() {
+  service::ProcessingSettings s;
+  s.ring = {600, std::uint64_t{32} << 20};
+  s.correlator.neighbour_window = 1;
+  s.correlator.max_bytes = 32u << 20;
+  return s;
+}
+
+exporter::ExporterOptions exporter_options() {
+  exporter::ExporterOptions o;
+  o.top_k = 20;
+  o.version = "bench";
+  return o;
+}
+
+void BM_ProcessSample(benchmark::State& state) {
+  static const auto samples = load_samples();
+  if (samples.empty()) return state.SkipWithError("no input: set LOCKWATCH_BENCH_INPUT to a directory of dumps");
+  service::TargetState target("bench", daemon_settings());
+  exporter::Exporter exporter(exporter_options());
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    for (const auto& reply : samples) {
+      target.begin_stream();
+      for (std::size_t at = 0; at < reply.size(); at += chunk_bytes) target.feed_stream(std::string_view(reply).substr(at, chunk_bytes));
+      sampling::DumpRecord record;
+      record.outcome = sampling::Outcome::ok;
+      record.source = sampling::DumpSource::attach;
+      record.started = std::chrono::system_clock::now();
+      record.elapsed = std::chrono::milliseconds(20);
+      benchmark::DoNotOptimize(target.add_dump(std::move(record)));
+      exporter.update(target.take_metrics());
+      bytes += reply.size();
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+  state.counters["per_sample"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(samples.size()),
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_ProcessSample)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
