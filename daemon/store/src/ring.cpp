@@ -127,8 +127,11 @@ struct Ring::Impl {
   }
 
   void release_shape(Id id) {
+    // Most releases only count down (an evicted sample's blocks are the next sample's too);
+    // the shape is copied only when this is its last reference and release() frees it.
+    if (!shapes.last_ref(id)) return void(shapes.release(id));
     const Shape shape = shapes.get(id);
-    if (!shapes.release(id)) return;
+    shapes.release(id);
     pool_bytes -= shape.size() * sizeof(Id) + entry_overhead;
     for (Id line : shape) release_line(line);
     if (id < known_key.size() && known_key[id] != 0) {

@@ -56,6 +56,8 @@ class InternPool {
   }
 
   const T& get(Id id) const { return *entries_[id].value; }
+  /// Whether release(id) would drop the last reference.
+  bool last_ref(Id id) const { return entries_[id].refs == 1; }
   std::size_t size() const noexcept { return live_; }
 
  private:
