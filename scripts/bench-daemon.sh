@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # The daemon's own costs on a 1000-thread JVM (bench/java/ThousandThreads.java, 100 of its
-# threads changing their stacks all the time), sampled at 10 Hz until the ring holds 600 dumps:
+# threads changing their stacks all the time), sampled at 10 Hz until the ring holds 600 dumps
+# (--churning 0 --interval 200ms: the steady JVM sampled at 5 Hz):
 #   - RSS of the whole daemon with the full ring, against the raw text it holds;
-#   - CPU per sample, against the JVM's own safepoint time per dump (hsperfdata);
+#   - CPU per sample, against the JVM's own safepoint time per dump (hsperfdata), while the ring
+#     fills and then for --steady seconds with the ring full (each sample evicts the oldest);
 #   - /metrics latency at 50 req/s while sampling, against /healthz on the same server: the
 #     two alternate in --rounds slices of --seconds/--rounds each, so that a burst of load from
 #     elsewhere on the machine hits one slice and not a whole endpoint; the figures are the
 #     medians over the slices.
 # Shared, noisy machines: the figures that matter are the ratios measured in this one run.
 #
-#   scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--seconds S] [--rounds N]
+#   scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--interval D] [--steady S] [--seconds S] [--rounds N]
 #   LOCKWATCH=BINARY scripts/bench-daemon.sh ...   # another build (a baseline), lockwatch-daemon beside it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-threads=1000 samples=600 churning=100 seconds=20 rounds=4
+threads=1000 samples=600 churning=100 interval=100ms seconds=20 rounds=4 steady=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --samples) samples=$2; shift 2 ;;
     --churning) churning=$2; shift 2 ;;
+    --interval) interval=$2; shift 2 ;;
+    --steady) steady=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    *) echo "usage: scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--seconds S] [--rounds N]" >&2; exit 2 ;;
+    *) echo "usage: scripts/bench-daemon.sh [--threads N] [--samples N] [--churning N] [--interval D] [--steady S] [--seconds S] [--rounds N]" >&2; exit 2 ;;
   esac
 done
 
@@ -43,7 +47,7 @@ for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
 grep -qx READY "$work/jvm.out" || { echo "the JVM did not start" >&2; exit 1; }
 
 cat >"$work/lockwatch.yaml" <<EOF
-interval: 100ms
+interval: $interval
 ring:
   samples: $samples
   max_bytes: 1GiB   # the count bound alone: measure what $samples dumps really cost
@@ -63,12 +67,19 @@ metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
-echo "waiting for the ring to hold $samples dumps of $threads (+$churning churning) threads at 10 Hz..."
+echo "waiting for the ring to hold $samples dumps of $threads (+$churning churning) threads, one every $interval..."
 cpu0=$(cpu_ticks "$daemon"); ok0=$(metric 'lockwatch_samples_total{result="ok"')
 safepoint0=$(metric lockwatch_jvm_safepoint_seconds_total)
 while [ "$(metric lockwatch_ring_samples)" -lt "$samples" ]; do sleep 2; done
 cpu1=$(cpu_ticks "$daemon"); ok1=$(metric 'lockwatch_samples_total{result="ok"')
 safepoint1=$(metric lockwatch_jvm_safepoint_seconds_total)
+
+echo "the ring is full: $steady s more, each sample evicting the oldest..."
+ok2=$(metric 'lockwatch_samples_total{result="ok"'); cpu2=$(cpu_ticks "$daemon")
+safepoint2=$(metric lockwatch_jvm_safepoint_seconds_total)
+sleep "$steady"
+ok3=$(metric 'lockwatch_samples_total{result="ok"'); cpu3=$(cpu_ticks "$daemon")
+safepoint3=$(metric lockwatch_jvm_safepoint_seconds_total)
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -91,12 +102,17 @@ median() { for r in $(seq "$rounds"); do p "$work/$1.$r.txt" "$2"; done | sort -
 
 awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu=$((cpu1 - cpu0)) -v hz="$hz" -v ok=$((ok1 - ok0)) -v sp0="$safepoint0" -v sp1="$safepoint1" -v missed="$missed" \
+    -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
     -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
   printf "cpu:      %.2f ms of daemon CPU per sample (%d samples, %d missed ticks); JVM safepoint %.2f ms per dump (ratio %.2f)\n", cpu_ms, ok, missed, pause_ms, cpu_ms / pause_ms
-  printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling at 10 Hz (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
+  if (ok_full > 0) {
+    full_ms = 1000 * cpu_full / hz / ok_full; full_pause = 1000 * (sp3 - sp2) / ok_full
+    printf "cpu full: %.2f ms of daemon CPU per sample with the ring full (%d samples); JVM safepoint %.2f ms per dump (ratio %.2f)\n", full_ms, ok_full, full_pause, full_ms / full_pause
+  }
+  printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
 }'
