@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "lockwatch/analysis/sites.hpp"
 
@@ -18,7 +19,7 @@ using GroupKey = std::tuple<std::uint64_t, std::string_view, std::string_view>;
 
 struct Group {
   std::vector<std::uint32_t> waits;
-  std::set<std::uint32_t> waiters;       // thread indices
+  std::vector<std::uint32_t> waiters;    // thread indices, sorted once the group is whole
   std::set<std::string_view> sites;      // where its waiters wait
   std::map<std::string_view, std::uint32_t> lock_line;  // per site: the first line its waiters call lock() at
 };
@@ -81,14 +82,33 @@ std::map<GroupKey, Group> unowned_parks(const model::ThreadDump& dump, const Loc
     const GroupKey key = w.address ? GroupKey{*w.address, {}, {}} : GroupKey{0, w.lock_class, w.site};
     auto& group = groups[key];
     group.waits.push_back(i);
-    group.waiters.insert(w.thread);
+    group.waiters.push_back(w.thread);
     group.sites.insert(w.site);
     if (const auto line = waiting_line(dump.threads[w.thread], w.site)) {
       auto [it, added] = group.lock_line.try_emplace(w.site, *line);
       if (!added) it->second = std::min(it->second, *line);
     }
   }
+  for (auto& [key, group] : groups) {
+    std::sort(group.waiters.begin(), group.waiters.end());
+    group.waiters.erase(std::unique(group.waiters.begin(), group.waiters.end()), group.waiters.end());
+  }
   return groups;
+}
+
+// Where a thread is in a group's sites and what it can be there: its frames and state
+// alone decide, so threads of one parsed body (ThreadInfo::body_id) are looked at once per
+// group - a dump of a thousand threads has a few dozen bodies.
+struct Place {
+  std::optional<std::size_t> at;  // its frame in one of the sites
+  Role role = Role::none;
+};
+
+Place place_of(const model::ThreadInfo& t, const Group& group) {
+  const auto at = site_frame(t, group.sites);
+  if (!at) return {};
+  const auto line = group.lock_line.find(model::frame_method(t.frames[*at].text));
+  return {at, role_of(t, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second))};
 }
 
 // The one candidate, with its frame in the site; none when there are none, several, or a
@@ -101,16 +121,21 @@ std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model:
   if (std::any_of(group.waiters.begin(), group.waiters.end(),
                   [&](std::uint32_t t) { return dump.threads[t].header_status.starts_with("runnable"); }))
     return std::nullopt;
+  std::unordered_map<std::uint64_t, Place> by_body;
+  auto next_waiter = group.waiters.begin();
   for (std::uint32_t t = 0; t < dump.threads.size(); ++t) {
-    if (group.waiters.count(t)) continue;
+    if (next_waiter != group.waiters.end() && *next_waiter == t) {
+      ++next_waiter;
+      continue;
+    }
     const auto& thread = dump.threads[t];
-    const auto at = site_frame(thread, group.sites);
-    if (!at) continue;
-    const auto line = group.lock_line.find(model::frame_method(thread.frames[*at].text));
-    const auto role = role_of(thread, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second));
-    if (role == Role::none) continue;
-    if (role == Role::ambiguous || found) return std::nullopt;
-    found = std::pair{t, *at};
+    Place place;
+    if (thread.body_id == 0) place = place_of(thread, group);
+    else if (auto [it, fresh] = by_body.try_emplace(thread.body_id); !fresh) place = it->second;
+    else place = it->second = place_of(thread, group);
+    if (place.role == Role::none) continue;
+    if (place.role == Role::ambiguous || found) return std::nullopt;
+    found = std::pair{t, *place.at};
   }
   return found;
 }
