@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "lockwatch/analysis/correlator.hpp"
 #include "lockwatch/analysis/holder_inference.hpp"
 #include "lockwatch/analysis/lock_graph.hpp"
+#include "lockwatch/analysis/lock_time.hpp"
 #include "lockwatch/analysis/stacks.hpp"
 #include "lockwatch/parser/body_cache.hpp"
 #include "lockwatch/parser/dump_parser.hpp"
@@ -92,6 +94,103 @@ std::string describe(const analysis::StackHistory& h) {
   std::string out = h.collapsed("") + "--\n" + h.collapsed("", 1) + "--\n" + h.collapsed("BLOCKED") + "--\n" +
                     h.collapsed("WAITING", 2);
   return out + "samples " + std::to_string(h.samples()) + " stacks " + std::to_string(h.distinct_stacks()) + "\n";
+}
+
+std::string text(const analysis::LockKey& k) {
+  return std::string(analysis::to_string(k.kind)) + "|" + k.lock_class + "|" + k.site;
+}
+
+std::string text(const analysis::ResolutionCounts& r) {
+  return std::to_string(r.same_dump) + "/" + std::to_string(r.correlated) + "/" + std::to_string(r.unresolved) + "/" +
+         std::to_string(r.inferred);
+}
+
+template <class Map>
+std::string states(const Map& m) {
+  std::string out;
+  for (const auto& [state, n] : m) out += std::string(model::to_string(state)) + "=" + std::to_string(n) + " ";
+  return out;
+}
+
+std::string describe(const analysis::DumpSummary& d) {
+  std::ostringstream out;
+  out << d.time << ' ' << d.timestamp << ' ' << d.lock_fields << ' ' << d.threads << ' ' << d.java_threads << ' ' << states(d.states)
+      << d.virtual_threads << ' ' << states(d.virtual_states) << d.pinned_carrier_threads << ' ' << d.contending_threads << ' '
+      << d.complete << d.synchronizers_listed << ' ' << d.unknown_lines << '\n';
+  for (const auto& p : d.pinned_carriers) out << "pinned " << p.carrier << ' ' << opt(p.virtual_thread) << ' ' << p.site << '\n';
+  for (const auto& c : d.chains) {
+    out << "chain " << c.waiters << ' ' << c.deadlock;
+    for (const auto& k : c.locks) out << ' ' << text(k);
+    out << '\n';
+  }
+  for (const auto& dl : d.deadlocks) {
+    out << "deadlock " << dl.found_in_graph << dl.reported_by_jvm;
+    for (const auto& t : dl.threads) out << ' ' << t;
+    out << '\n';
+  }
+  for (const auto& p : d.pools) out << "pool " << p.pool << ' ' << p.threads << ' ' << states(p.states) << '\n';
+  for (const auto& [pool, by_state] : d.waiting_by_pool) out << "waiting " << pool << ' ' << states(by_state) << '\n';
+  return out.str();
+}
+
+std::string describe(const analysis::SequenceReport& r) {
+  std::ostringstream out;
+  for (const auto& d : r.dumps) out << describe(d);
+  for (const auto& l : r.locks) {
+    out << "lock " << text(l.key) << ' ' << l.max_waiters << ' ' << l.wait_observations << ' ' << l.dumps_seen << ' '
+        << text(l.resolution) << '\n';
+    for (const auto& h : l.holders) out << "  holder " << h.site << ' ' << h.thread << ' ' << h.observations << ' ' << h.busy_at << '\n';
+    for (const auto& p : l.per_dump) {
+      out << "  dump " << p.dump << ' ' << p.more_waiters;
+      for (const auto& w : p.waiters) out << " w:" << w;
+      for (const auto& h : p.holders) out << " h:" << h;
+      out << '\n';
+    }
+  }
+  out << text(r.resolution) << '\n';
+  for (const auto& s : r.stuck) out << "stuck " << s.thread << ' ' << opt(s.java_id) << ' ' << text(s.lock) << ' ' << s.samples << '\n';
+  return out.str();
+}
+
+std::string describe(const analysis::SampleTally& t) {
+  std::ostringstream out;
+  for (const auto& [k, n] : t.waiters) out << "waiters " << text(k) << ' ' << n << '\n';
+  for (const auto& [k, n] : t.holders) out << "holders " << text(k) << ' ' << n << '\n';
+  for (const auto& [k, n] : t.transitive) out << "transitive " << text(k) << ' ' << n << '\n';
+  return out.str() + text(t.resolution) + "\n";
+}
+
+std::string describe(const analysis::HoldInProgress& h) {
+  std::ostringstream out;
+  out << text(h.key) << ' ' << h.thread << ' ' << h.seconds << ' ' << h.samples << ' ' << h.by_key;
+  return out.str();
+}
+
+std::string describe(const std::map<analysis::ActivityKey, auto>& activity) {
+  std::ostringstream out;
+  for (const auto& [k, n] : activity)
+    out << "activity " << analysis::to_string(k.kind) << ' ' << k.lock_class << ' ' << analysis::to_string(k.activity) << ' ' << n << '\n';
+  return out.str();
+}
+
+std::string describe(const analysis::LockTimeSample& s) {
+  std::ostringstream out;
+  out << s.weight_s << ' ' << s.cpu_printed << '\n';
+  for (const auto& [k, v] : s.wait_seconds) out << "wait " << text(k) << ' ' << v << '\n';
+  for (const auto& h : s.holds) out << "hold " << describe(h) << '\n';
+  out << describe(s.activity);
+  for (const auto& [pool, v] : s.pool_cpu_seconds) out << "cpu " << pool << ' ' << v << '\n';
+  return out.str();
+}
+
+std::string describe(const analysis::LockTimeReport& r) {
+  std::ostringstream out;
+  for (const auto& l : r.locks)
+    out << "lock " << text(l.key) << ' ' << l.samples << ' ' << l.held << ' ' << l.wait_seconds << ' ' << l.longest_hold_s << ' '
+        << l.longest_by_key << '\n';
+  for (const auto& h : r.longest_holds) out << "longest " << describe(h) << '\n';
+  out << describe(r.activity) << r.weighted_seconds << ' ' << r.samples << ' ' << r.gc_breaks << ' ' << r.unknown_epochs << '\n';
+  return out.str();
 }
 
 }  // namespace
@@ -203,4 +302,73 @@ TEST_CASE("body memo: a body that comes back after a sample without it is worked
     ++id;
     CHECK(describe(cached) == describe(plain));
   }
+}
+
+TEST_CASE("body memo: a correlator fed bodies reports and tallies as one fed per-thread dumps", "[analysis][body][correlator]") {
+  const auto s = samples();
+  // A small window: the tables are rebuilt every few samples, and the names remembered per
+  // thread must go with them.
+  for (const std::size_t window : {std::size_t{0}, std::size_t{3}}) {
+    INFO("window " << window);
+    analysis::Correlator cached({.max_samples = window}), plain({.max_samples = window});
+    std::size_t waiters = 0;
+    for (std::size_t i = 0; i < s.cached.size(); ++i) {
+      INFO("sample " << i);
+      const auto time = static_cast<double>(i);
+      cached.add(s.cached[i], analysis::build_lock_graph(s.cached[i]), time);
+      plain.add(s.plain[i], time);
+      REQUIRE(cached.size() == plain.size());
+      for (std::size_t k = 0; k < cached.size(); ++k) {
+        CHECK(describe(cached.tally(k)) == describe(plain.tally(k)));
+        CHECK(describe(cached.summary(k)) == describe(plain.summary(k)));
+      }
+      CHECK(cached.pooled_strings() == plain.pooled_strings());
+      waiters += cached.tally(cached.size() - 1).waiters.size();
+    }
+    CHECK(describe(cached.report()) == describe(plain.report()));
+    CHECK(waiters > 20);
+  }
+}
+
+TEST_CASE("body memo: lock time fed bodies gives the per-thread figures", "[analysis][body][lock_time]") {
+  const auto s = samples();
+  analysis::LockTime cached, plain;
+  std::size_t holds = 0;
+  for (std::size_t i = 0; i < s.cached.size(); ++i) {
+    INFO("sample " << i);
+    const auto time = static_cast<double>(i);
+    const auto epoch = std::optional<std::int64_t>(static_cast<std::int64_t>(i / 4));  // a GC every few samples
+    const auto a = cached.add(s.cached[i], analysis::build_lock_graph(s.cached[i]), time, epoch);
+    const auto b = plain.add(s.plain[i], analysis::build_lock_graph(s.plain[i]), time, epoch);
+    CHECK(describe(a) == describe(b));
+    holds += a.holds.size();
+  }
+  CHECK(describe(cached.report()) == describe(plain.report()));
+  CHECK(holds > 0);
+}
+
+TEST_CASE("body memo: a waiter is named by its own dump, whatever thread had its place before", "[analysis][body][correlator]") {
+  // The correlator remembers the name of the thread at each place of the dump before: the
+  // samples of one scenario after another put other threads at those places.
+  const auto s = samples();
+  analysis::Correlator correlator;
+  std::size_t named = 0;
+  for (std::size_t i = 0; i < s.cached.size(); ++i) {
+    INFO("sample " << i);
+    const auto& dump = s.cached[i];
+    const auto graph = analysis::build_lock_graph(dump);
+    correlator.add(dump, graph, static_cast<double>(i));
+    std::map<std::string, std::vector<std::string>> expected;  // lock key -> its first waiters' names, in graph order
+    for (const auto& w : graph.waits) {
+      auto& names = expected[text({w.kind, std::string(w.lock_class), std::string(w.site)})];
+      if (names.size() < 8) names.emplace_back(dump.threads[w.thread].name);
+    }
+    std::map<std::string, std::vector<std::string>> reported;
+    for (const auto& lock : correlator.report().locks)
+      for (const auto& in_dump : lock.per_dump)
+        if (in_dump.dump == i) reported[text(lock.key)] = in_dump.waiters;
+    CHECK(reported == expected);
+    named += expected.size();
+  }
+  CHECK(named > 20);
 }
