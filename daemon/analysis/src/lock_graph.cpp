@@ -2,6 +2,7 @@
 #include "lockwatch/analysis/lock_graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -331,18 +332,37 @@ struct KeyViewHash {
   }
 };
 
+// The same views, not only equal text: the waits of one lock mostly share their strings (a
+// parsed body's, for all its threads), and telling that costs no hash.
+bool same_views(const KeyView& a, const KeyView& b) {
+  return a.kind == b.kind && a.lock_class.data() == b.lock_class.data() && a.lock_class.size() == b.lock_class.size() &&
+         a.site.data() == b.site.data() && a.site.size() == b.site.size();
+}
+
 }  // namespace
 
 WaitGroups group_waits_by_key(const LockGraph& graph) {
   std::unordered_map<KeyView, std::uint32_t, KeyViewHash> ids;
+  std::array<std::pair<KeyView, std::uint32_t>, 4> recent{};  // the last keys looked up, tried by address first
+  std::size_t recent_used = 0;
   std::vector<std::uint32_t> group(graph.waits.size());
   std::vector<std::uint32_t> count;
   for (std::size_t i = 0; i < graph.waits.size(); ++i) {
     const auto& w = graph.waits[i];
-    auto [it, added] = ids.try_emplace(KeyView{w.kind, w.lock_class, w.site}, static_cast<std::uint32_t>(count.size()));
-    if (added) count.push_back(0);
-    group[i] = it->second;
-    ++count[it->second];
+    const KeyView key{w.kind, w.lock_class, w.site};
+    const auto seen = std::find_if(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(recent_used),
+                                   [&](const auto& r) { return same_views(r.first, key); });
+    if (seen != recent.begin() + static_cast<std::ptrdiff_t>(recent_used)) {
+      group[i] = seen->second;
+    } else {
+      auto [it, added] = ids.try_emplace(key, static_cast<std::uint32_t>(count.size()));
+      if (added) count.push_back(0);
+      group[i] = it->second;
+      std::move_backward(recent.begin(), recent.end() - 1, recent.end());  // the oldest goes
+      recent[0] = {key, it->second};
+      recent_used = std::min(recent_used + 1, recent.size());
+    }
+    ++count[group[i]];
   }
   WaitGroups out;
   out.begin.assign(count.size() + 1, 0);
