@@ -74,15 +74,29 @@ Role role_of(const model::ThreadInfo& t, std::size_t at, std::optional<std::uint
   return before_lock ? Role::none : Role::ambiguous;
 }
 
+// The same view, not only the same text.
+bool same_view(std::string_view a, std::string_view b) { return a.data() == b.data() && a.size() == b.size(); }
+
 std::map<GroupKey, Group> unowned_parks(const model::ThreadDump& dump, const LockGraph& g) {
   std::map<GroupKey, Group> groups;
+  // The waiters of one lock come in runs, many of one parsed body (ThreadInfo::body_id): past
+  // the first of a body at a site, a waiter brings no new site and no new line.
+  std::optional<GroupKey> last_key;
+  Group* last_group = nullptr;
+  std::uint64_t last_body = 0;
+  std::string_view last_site;
   for (std::uint32_t i = 0; i < g.waits.size(); ++i) {
     const auto& w = g.waits[i];
     if (w.kind != LockKind::park || w.holder || w.site.empty()) continue;
     const GroupKey key = w.address ? GroupKey{*w.address, {}, {}} : GroupKey{0, w.lock_class, w.site};
-    auto& group = groups[key];
+    const bool same_group = last_key && *last_key == key;
+    auto& group = same_group ? *last_group : groups[key];
     group.waits.push_back(i);
     group.waiters.push_back(w.thread);
+    const auto body = dump.threads[w.thread].body_id;
+    const bool repeat = same_group && body != 0 && body == last_body && same_view(w.site, last_site);
+    last_key = key, last_group = &group, last_body = body, last_site = w.site;
+    if (repeat) continue;
     group.sites.insert(w.site);
     if (const auto line = waiting_line(dump.threads[w.thread], w.site)) {
       auto [it, added] = group.lock_line.try_emplace(w.site, *line);
