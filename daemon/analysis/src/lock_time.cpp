@@ -231,7 +231,8 @@ LockTime::PerThread LockTime::cpu_deltas(const model::ThreadDump& dump, LockTime
   out.cpu_printed = !now.empty();
   if (now.empty()) return delta;
   const double gap = gaps_.empty() ? 0.0 : gaps_.back();
-  std::string pool;  // reused: a pool name per thread, no allocation
+  PoolNamer namer;
+  bool last_pooled = false;  // the last entry taken was a pool's (not a name outside one)
   auto pool_cpu = out.pool_cpu_seconds.end();
   delta.reserve(dump.threads.size());
   std::size_t next = 0;  // where the last sample's entry of the next thread should be
@@ -242,9 +243,13 @@ LockTime::PerThread LockTime::cpu_deltas(const model::ThreadDump& dump, LockTime
     else if (seen_cpu_ && t.elapsed_s && *t.elapsed_s <= gap + 1.0) d = *t.cpu_ms;
     if (!d || *d < 0) continue;
     delta.put(t, *d);
-    if (!pool_into(t.name, pool)) pool.assign(t.name);
+    bool same = false;
+    const std::string* pool = namer.pool(t.name, same);
+    const std::string_view key = pool != nullptr ? std::string_view(*pool) : t.name;
     // A pool's members are listed mostly one after another: try the last entry first.
-    if (pool_cpu == out.pool_cpu_seconds.end() || pool_cpu->first != pool) pool_cpu = out.pool_cpu_seconds.try_emplace(pool, 0.0).first;
+    const bool again = pool_cpu != out.pool_cpu_seconds.end() && (pool != nullptr && same && last_pooled ? true : pool_cpu->first == key);
+    if (!again) pool_cpu = out.pool_cpu_seconds.try_emplace(std::string(key), 0.0).first;
+    last_pooled = pool != nullptr;
     pool_cpu->second += *d / 1000.0;
   }
   delta.seal();
