@@ -58,12 +58,16 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
     s.deadlocks.push_back(std::move(d));
   }
   s.pools = group_pools(dump);
-  std::string pool;  // reused: no allocation per waiting thread
+  // Waits are in thread order, so a pool's waiters mostly follow one another: a waiter of
+  // the last waiter's pool needs no lookup.
+  PoolNamer namer;
+  auto it = s.waiting_by_pool.end();
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    if (!pool_into(t.name, pool)) continue;
-    auto it = s.waiting_by_pool.find(pool);
-    if (it == s.waiting_by_pool.end()) it = s.waiting_by_pool.try_emplace(pool).first;
+    bool same = false;
+    const std::string* pool = namer.pool(t.name, same);
+    if (pool == nullptr) continue;
+    if (it == s.waiting_by_pool.end() || !same) it = s.waiting_by_pool.try_emplace(*pool).first;
     ++it->second[t.state];
   }
   s.complete = dump.stats.complete;
