@@ -11,9 +11,14 @@ namespace lockwatch::analysis {
 namespace {
 
 // ';' separates frames in the format and ' ' the count, so neither may appear inside one.
+// Methods rarely hold either: two memchr over the method cost less than a test of each
+// byte, which took half the time of building a stack.
 void append_method(std::string& out, std::string_view method) {
   const std::size_t at = out.size();
   out.append(method);
+  if (method.empty() || (std::memchr(method.data(), ';', method.size()) == nullptr &&
+                         std::memchr(method.data(), ' ', method.size()) == nullptr))
+    return;
   for (std::size_t i = at; i < out.size(); ++i)
     if (out[i] == ';' || out[i] == ' ') out[i] = '_';
 }
