@@ -2,6 +2,7 @@
 #include "lockwatch/analysis/correlator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -42,13 +43,17 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
   s.format = dump.format;
   s.lock_fields = prints_states(dump);
   s.threads = static_cast<std::uint32_t>(dump.threads.size());
+  std::array<std::uint32_t, 8> states{};  // counted here, put in the map once: a map step per thread cost more
+  static_assert(static_cast<std::size_t>(model::ThreadState::unknown) < states.size());
   for (const auto& t : dump.threads) {
     if (!t.is_java()) continue;
     ++s.java_threads;
     // Virtual threads have their own count: lockwatch_threads stays the platform threads, the
     // same set a Thread.print sample of the JVM lists.
-    if (!t.is_virtual && t.state != model::ThreadState::none) ++s.states[t.state];
+    if (!t.is_virtual && t.state != model::ThreadState::none) ++states[static_cast<std::size_t>(t.state)];
   }
+  for (std::size_t state = 0; state < states.size(); ++state)
+    if (states[state] != 0) s.states.emplace(static_cast<model::ThreadState>(state), states[state]);
   summarize_virtual(dump, named, s);
   s.contending_threads = static_cast<std::uint32_t>(g.waits.size());
   for (const auto& c : g.deadlocks) {
