@@ -182,8 +182,11 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) { add(dump, b
 void Correlator::add(const model::ThreadDump& dump, const LockGraph& g, double time_s) {
   Sample s;
   s.summary = summarize(dump, g, time_s, options_.named_waiters);
-  view_ids_.ids.clear();  // the last dump's views: their addresses may be this one's strings now
+  // The last dump's views: their addresses may be this one's strings now. Dropped, not
+  // cleared, so a huge dump's table does not stay.
+  view_ids_.ids = {};
   thread_names_.resize(dump.threads.size(), none);
+  if (thread_names_.capacity() > 2 * thread_names_.size() + 1024) thread_names_.shrink_to_fit();  // one dump's worth
   // The holder of each held lock, interned once: hundreds of waiters may share one.
   std::vector<Id> held_holder(g.held.size());
   s.held.reserve(g.held.size());

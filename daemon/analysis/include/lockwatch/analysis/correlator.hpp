@@ -231,7 +231,7 @@ class Correlator {
   };
   /// Name ids of the strings of the dump being added, by address: the sites and lock classes
   /// of a shared body are one view for all its threads, so most lookups hash two words, not
-  /// the text. Equal views are equal strings only while that dump lives: cleared by each add.
+  /// the text. Equal views are equal strings only while that dump lives: made anew by each add.
   struct ViewHash {
     std::size_t operator()(const std::pair<const char*, std::size_t>& v) const noexcept {
       const std::uint64_t h = (reinterpret_cast<std::uintptr_t>(v.first) * 0x9E3779B97F4A7C15ull) ^ v.second;
