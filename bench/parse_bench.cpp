@@ -7,7 +7,7 @@
 // is one reply, parsed whole with the bodies of the reply before (parser::BodyCache), added
 // to the correlator (its newest and its settling dump tallied), to the stack history and to
 // the lock-time figures. Only the ring (see store_bench.cpp) and the exporter's label maps
-// are left out. BM_ParseSamples is its parse alone.
+// are left out. BM_ParseSamples is its parse alone, BM_DaemonAnalysis the rest.
 //
 // Input: LOCKWATCH_BENCH_INPUT names a file, or a directory whose files (recursively, in
 // name order) are concatenated in memory; unset, the real-dump corpus directory.
@@ -181,7 +181,11 @@ struct DaemonTarget {
     dump_parser.finish();
     const auto parsed = dump_parser.take_dumps();
     if (parsed.empty()) return 0;
-    const auto& dump = parsed.front();
+    return analyze(parsed.front());
+  }
+
+  // The analysis of one parsed sample.
+  std::size_t analyze(const lockwatch::model::ThreadDump& dump) {
     const auto id = next_id++;
     const auto time = static_cast<double>(id);
     const auto graph = lockwatch::analysis::build_lock_graph(dump);  // one per sample, as the daemon does
@@ -233,12 +237,39 @@ void BM_DaemonSample(benchmark::State& state) {
   finish_counters(state, in.file_ends.size());
 }
 
+// BM_DaemonSample without the parse: the samples are parsed once, each with the bodies of the
+// one before, and analysed over and over. The analysis's own figure, where DaemonSample minus
+// ParseSamples is the difference of two noisy ones.
+void BM_DaemonAnalysis(benchmark::State& state) {
+  if (!check_input(state)) return;
+  const auto& in = loaded();
+  auto bodies = std::make_shared<parser::BodyCache>();
+  std::vector<lockwatch::model::ThreadDump> dumps;
+  std::size_t begin = 0;
+  for (const auto end : in.file_ends) {
+    parser::DumpParser dump_parser({}, bodies);
+    dump_parser.feed(std::string_view(in.data).substr(begin, end - begin));
+    dump_parser.finish();
+    for (auto& d : dump_parser.take_dumps()) dumps.push_back(std::move(d));
+    begin = end;
+  }
+  DaemonTarget target;
+  for ([[maybe_unused]] auto _ : state) {
+    for (const auto& dump : dumps) {
+      auto seen = target.analyze(dump);
+      benchmark::DoNotOptimize(seen);
+    }
+  }
+  finish_counters(state, dumps.size());
+}
+
 // Milliseconds: one iteration over 100 MB takes seconds, over the corpus a few ms.
 BENCHMARK(BM_Memchr_Lines)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseSamples)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseAnalyze)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DaemonSample)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DaemonAnalysis)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

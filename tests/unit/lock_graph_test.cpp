@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -147,6 +150,61 @@ TEST_CASE("pools: names grouped by their closing number", "[analysis][pools]") {
   REQUIRE_FALSE(pools.empty());
   CHECK(pools[0].pool == "ForkJoinPool-1-worker-N");
   for (const auto& p : pools) CHECK(p.threads >= 2);
+}
+
+TEST_CASE("pools: a namer tells a pool of the last one apart as pool_of does", "[analysis][pools]") {
+  // Names one after another, with runs, returns to an earlier pool, names outside a pool in
+  // between, and pools alike but for where their number is.
+  const std::vector<std::string> names{"w-1",   "w-2",    "main", "w-3",   "x-1",    "w-4",    "w-4]", "w-5]",   "wN-1",
+                                       "w-N1",  "a1",     "a12",  "aN1",   "aN",     "1",      "",     "w-1 ]", "w-2 ]",
+                                       "w-2)]", "pool-1", "pool-2", "pool1", "pool12", "p-1-t-2", "p-1-t-3", "p-2-t-3"};
+  analysis::PoolNamer namer;
+  std::optional<std::string> last;  // pool_of of the last name with a pool
+  for (const auto& name : names) {
+    INFO(name);
+    bool same = true;
+    const std::string* pool = namer.pool(name, same);
+    const auto expected = analysis::pool_of(name);
+    REQUIRE(bool(pool) == bool(expected));
+    if (!expected) {
+      CHECK_FALSE(same);
+      continue;
+    }
+    CHECK(*pool == *expected);
+    CHECK(same == (last && *last == *expected));
+    last = expected;
+  }
+}
+
+TEST_CASE("pools: group_pools counts as one pool_of per thread does, on every real dump", "[analysis][pools]") {
+  std::size_t dumps = 0;
+  for (const auto& dir : {test::corpus_dir(), test::captured_dir()}) {
+    for (const auto& file : test::files_below(dir)) {
+      for (const auto& dump : lockwatch::parser::parse_dumps(test::read_file(file))) {
+        INFO(file.string());
+        std::map<std::string, analysis::PoolStates> expected;
+        for (const auto& t : dump.threads) {
+          const auto pool = t.is_java() ? analysis::pool_of(t.name) : std::nullopt;
+          if (!pool) continue;
+          auto& p = expected[*pool];
+          p.pool = *pool;
+          ++p.threads;
+          if (t.state != model::ThreadState::none) ++p.states[t.state];
+        }
+        std::map<std::string, analysis::PoolStates> grouped;
+        for (const auto& p : analysis::group_pools(dump)) grouped[p.pool] = p;
+        std::erase_if(expected, [](const auto& e) { return e.second.threads < 2; });
+        REQUIRE(grouped.size() == expected.size());
+        for (const auto& [name, p] : expected) {
+          INFO(name);
+          CHECK(grouped[name].threads == p.threads);
+          CHECK(grouped[name].states == p.states);
+        }
+        ++dumps;
+      }
+    }
+  }
+  CHECK(dumps > 50);
 }
 
 namespace {

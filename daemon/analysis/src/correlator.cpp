@@ -2,6 +2,7 @@
 #include "lockwatch/analysis/correlator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -42,13 +43,17 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
   s.format = dump.format;
   s.lock_fields = prints_states(dump);
   s.threads = static_cast<std::uint32_t>(dump.threads.size());
+  std::array<std::uint32_t, 8> states{};  // counted here, put in the map once: a map step per thread cost more
+  static_assert(static_cast<std::size_t>(model::ThreadState::unknown) < states.size());
   for (const auto& t : dump.threads) {
     if (!t.is_java()) continue;
     ++s.java_threads;
     // Virtual threads have their own count: lockwatch_threads stays the platform threads, the
     // same set a Thread.print sample of the JVM lists.
-    if (!t.is_virtual && t.state != model::ThreadState::none) ++s.states[t.state];
+    if (!t.is_virtual && t.state != model::ThreadState::none) ++states[static_cast<std::size_t>(t.state)];
   }
+  for (std::size_t state = 0; state < states.size(); ++state)
+    if (states[state] != 0) s.states.emplace(static_cast<model::ThreadState>(state), states[state]);
   summarize_virtual(dump, named, s);
   s.contending_threads = static_cast<std::uint32_t>(g.waits.size());
   for (const auto& c : g.deadlocks) {
@@ -58,12 +63,16 @@ DumpSummary summarize(const model::ThreadDump& dump, const LockGraph& g, double 
     s.deadlocks.push_back(std::move(d));
   }
   s.pools = group_pools(dump);
-  std::string pool;  // reused: no allocation per waiting thread
+  // Waits are in thread order, so a pool's waiters mostly follow one another: a waiter of
+  // the last waiter's pool needs no lookup.
+  PoolNamer namer;
+  auto it = s.waiting_by_pool.end();
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    if (!pool_into(t.name, pool)) continue;
-    auto it = s.waiting_by_pool.find(pool);
-    if (it == s.waiting_by_pool.end()) it = s.waiting_by_pool.try_emplace(pool).first;
+    bool same = false;
+    const std::string* pool = namer.pool(t.name, same);
+    if (pool == nullptr) continue;
+    if (it == s.waiting_by_pool.end() || !same) it = s.waiting_by_pool.try_emplace(*pool).first;
     ++it->second[t.state];
   }
   s.complete = dump.stats.complete;
@@ -125,6 +134,10 @@ Correlator::Id Correlator::Tables::name(std::string_view text) {
 Correlator::Id Correlator::Tables::key(LockKind kind, std::string_view lock_class, std::string_view site) {
   // Ids first: name() may grow `names`, which would leave a reference taken before it dangling.
   const Id class_id = name(lock_class), site_id = name(site);
+  return key(kind, class_id, site_id);
+}
+
+Correlator::Id Correlator::Tables::key(LockKind kind, Id class_id, Id site_id) {
   auto [it, added] = key_ids.try_emplace(IdTriple{static_cast<Id>(kind), class_id, site_id}, static_cast<Id>(keys.size()));
   if (added) keys.push_back(Key{kind, names[class_id], names[site_id]});
   return it->second;
@@ -132,9 +145,28 @@ Correlator::Id Correlator::Tables::key(LockKind kind, std::string_view lock_clas
 
 Correlator::Id Correlator::Tables::holder(std::string_view thread, std::string_view site, std::string_view busy_at) {
   const Id thread_id = name(thread), site_id = name(site), busy_id = name(busy_at);
+  return holder(thread_id, site_id, busy_id);
+}
+
+Correlator::Id Correlator::Tables::holder(Id thread_id, Id site_id, Id busy_id) {
   auto [it, added] = holder_ids.try_emplace(IdTriple{thread_id, site_id, busy_id}, static_cast<Id>(holders.size()));
   if (added) holders.push_back(HolderRef{names[thread_id], names[site_id], names[busy_id]});
   return it->second;
+}
+
+Correlator::Id Correlator::ViewIds::name(Tables& tables, std::string_view view) {
+  auto [it, added] = ids.try_emplace({view.data(), view.size()}, 0);
+  if (added) it->second = tables.name(view);
+  return it->second;
+}
+
+Correlator::Id Correlator::thread_name(const model::ThreadDump& dump, std::uint32_t index) {
+  const auto name = dump.threads[index].name;
+  if (index < thread_names_.size() && thread_names_[index] != none && tables_.names[thread_names_[index]] == name)
+    return thread_names_[index];
+  const Id id = tables_.name(name);
+  if (index < thread_names_.size()) thread_names_[index] = id;
+  return id;
 }
 
 namespace {
@@ -150,19 +182,24 @@ void Correlator::add(const model::ThreadDump& dump, double time_s) { add(dump, b
 void Correlator::add(const model::ThreadDump& dump, const LockGraph& g, double time_s) {
   Sample s;
   s.summary = summarize(dump, g, time_s, options_.named_waiters);
+  // The last dump's views: their addresses may be this one's strings now. Dropped, not
+  // cleared, so a huge dump's table does not stay.
+  view_ids_.ids = {};
+  thread_names_.resize(dump.threads.size(), none);
+  if (thread_names_.capacity() > 2 * thread_names_.size() + 1024) thread_names_.shrink_to_fit();  // one dump's worth
   // The holder of each held lock, interned once: hundreds of waiters may share one.
   std::vector<Id> held_holder(g.held.size());
   s.held.reserve(g.held.size());
   for (std::size_t i = 0; i < g.held.size(); ++i) {
     const auto& h = g.held[i];
-    held_holder[i] = tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at);
-    s.held.push_back({h.address, tables_.name(h.lock_class), held_holder[i], h.kind});
+    held_holder[i] = tables_.holder(thread_name(dump, h.thread), view_ids_.name(tables_, h.site), view_ids_.name(tables_, h.busy_at));
+    s.held.push_back({h.address, view_ids_.name(tables_, h.lock_class), held_holder[i], h.kind});
   }
   s.waits.reserve(g.waits.size());
   for (const auto& w : g.waits) {
     const auto& t = dump.threads[w.thread];
-    s.waits.push_back({w.address.value_or(0), tables_.key(w.kind, w.lock_class, w.site), tables_.name(t.name),
-                       w.held ? held_holder[*w.held] : none, small_id(t.java_id)});
+    const Id key = tables_.key(w.kind, view_ids_.name(tables_, w.lock_class), view_ids_.name(tables_, w.site));
+    s.waits.push_back({w.address.value_or(0), key, thread_name(dump, w.thread), w.held ? held_holder[*w.held] : none, small_id(t.java_id)});
     if (t.is_virtual && s.waits.back().java_id != none) s.virtual_waiters.push_back(s.waits.back().java_id);
   }
   std::sort(s.virtual_waiters.begin(), s.virtual_waiters.end());
@@ -237,6 +274,7 @@ void Correlator::evict_for_bytes() {
 // would pile up in a daemon): once per window, rebuild the tables from the kept dumps.
 void Correlator::compact() {
   adds_since_compaction_ = 0;
+  thread_names_.clear();  // ids of the old tables
   Tables fresh;
   // Each old id is looked up in the fresh tables once, then translated by index: a window
   // of hundreds of dumps repeats the same keys, names and holders thousands of times.
@@ -317,18 +355,28 @@ std::optional<Correlator::HolderRef> Correlator::find_in_neighbours(std::size_t 
 
 template <class Visit>
 void Correlator::visit_waits(std::size_t i, Visit&& visit) const {
-  for (std::size_t w = 0; w < samples_[i].waits.size(); ++w) {
-    const auto& o = samples_[i].waits[w];
+  const auto& sample = samples_[i];
+  // What the neighbours say depends on the lock key and address alone, and the waiters of
+  // one lock come together by the hundred: the last lookup's answer is reused.
+  std::optional<std::pair<Id, std::uint64_t>> looked_up;
+  std::optional<HolderRef> in_neighbours;
+  auto neighbours = [&](const Observation& o) {
+    if (!looked_up || looked_up->first != o.key || looked_up->second != o.address)
+      looked_up = {o.key, o.address}, in_neighbours = find_in_neighbours(i, o);
+    return in_neighbours;
+  };
+  for (std::size_t w = 0; w < sample.waits.size(); ++w) {
+    const auto& o = sample.waits[w];
     if (key_of(o).kind == LockKind::resource) {  // nobody holds a resource: nothing to resolve
       visit(o, std::nullopt, std::nullopt);
       continue;
     }
     auto holder = holder_of(o.holder);
     // A holder another dump shows is evidence; an inferred one only a likely guess.
-    const Resolution r = holder                                   ? Resolution::same_dump
-                         : (holder = find_in_neighbours(i, o))    ? Resolution::correlated
-                         : (holder = inferred_holder(samples_[i], w)) ? Resolution::inferred
-                                                                  : Resolution::unresolved;
+    const Resolution r = holder                                  ? Resolution::same_dump
+                         : (holder = neighbours(o))              ? Resolution::correlated
+                         : (holder = inferred_holder(sample, w)) ? Resolution::inferred
+                                                                 : Resolution::unresolved;
     visit(o, holder, std::optional(r));
   }
 }
@@ -369,19 +417,25 @@ SampleTally Correlator::tally(std::size_t index) const {
   // per waiter. Holders count once per (key, site, thread); interned views of equal strings
   // are the same view, so their addresses tell them apart.
   std::unordered_map<Id, std::uint32_t> waiters;
-  std::vector<std::tuple<Id, std::uintptr_t, std::uintptr_t, std::string_view>> holders;
+  // (key, site address, thread address, site): the site's text comes with its address.
+  using Seen = std::tuple<Id, std::uintptr_t, std::uintptr_t, std::string_view>;
+  auto same = [](const Seen& a, const Seen& b) {
+    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
+  };
+  std::vector<Seen> holders;
   visit_waits(index, [&](const Observation& o, const std::optional<HolderRef>& holder, std::optional<Resolution> r) {
     ++waiters[o.key];
     if (r) t.resolution.add(*r);
-    if (holder) holders.emplace_back(o.key, address_of(holder->site), address_of(holder->thread), holder->site);
+    if (!holder) return;
+    Seen seen{o.key, address_of(holder->site), address_of(holder->thread), holder->site};
+    if (holders.empty() || !same(holders.back(), seen)) holders.push_back(seen);  // waiters of one holder come in runs
   });
   for (const auto& [key, n] : waiters) t.waiters[to_key(tables_.keys[key])] += n;
-  std::sort(holders.begin(), holders.end());
-  holders.erase(std::unique(holders.begin(), holders.end(),
-                            [](const auto& a, const auto& b) {
-                              return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
-                            }),
-                holders.end());
+  // By the numbers alone: equal addresses are equal sites, so the texts need no compare.
+  std::sort(holders.begin(), holders.end(), [](const Seen& a, const Seen& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) < std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+  });
+  holders.erase(std::unique(holders.begin(), holders.end(), same), holders.end());
   for (const auto& [key, site_at, thread_at, site] : holders) {
     const auto& k = tables_.keys[key];
     ++t.holders[{k.kind, std::string(k.lock_class), std::string(site)}];

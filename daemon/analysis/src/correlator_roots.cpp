@@ -9,7 +9,8 @@ namespace lockwatch::analysis {
 
 void Correlator::add_inferred_and_chains(const model::ThreadDump& dump, const LockGraph& g, Sample& s) {
   const auto inferred = infer_juc_holders(dump, g);
-  for (const auto& h : inferred) s.inferred.emplace_back(h.wait, tables_.holder(dump.threads[h.thread].name, h.site, h.busy_at));
+  for (const auto& h : inferred)
+    s.inferred.emplace_back(h.wait, tables_.holder(thread_name(dump, h.thread), view_ids_.name(tables_, h.site), view_ids_.name(tables_, h.busy_at)));
   std::vector<std::uint32_t> lock(s.waits.size());
   for (std::size_t i = 0; i < s.waits.size(); ++i) lock[i] = s.waits[i].key;
   const auto roots = find_roots(next_waits(g, inferred), lock);

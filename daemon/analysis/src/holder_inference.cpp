@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "lockwatch/analysis/sites.hpp"
 
@@ -18,7 +19,7 @@ using GroupKey = std::tuple<std::uint64_t, std::string_view, std::string_view>;
 
 struct Group {
   std::vector<std::uint32_t> waits;
-  std::set<std::uint32_t> waiters;       // thread indices
+  std::vector<std::uint32_t> waiters;    // thread indices, sorted once the group is whole
   std::set<std::string_view> sites;      // where its waiters wait
   std::map<std::string_view, std::uint32_t> lock_line;  // per site: the first line its waiters call lock() at
 };
@@ -73,22 +74,55 @@ Role role_of(const model::ThreadInfo& t, std::size_t at, std::optional<std::uint
   return before_lock ? Role::none : Role::ambiguous;
 }
 
+// The same view, not only the same text.
+bool same_view(std::string_view a, std::string_view b) { return a.data() == b.data() && a.size() == b.size(); }
+
 std::map<GroupKey, Group> unowned_parks(const model::ThreadDump& dump, const LockGraph& g) {
   std::map<GroupKey, Group> groups;
+  // The waiters of one lock come in runs, many of one parsed body (ThreadInfo::body_id): past
+  // the first of a body at a site, a waiter brings no new site and no new line.
+  std::optional<GroupKey> last_key;
+  Group* last_group = nullptr;
+  std::uint64_t last_body = 0;
+  std::string_view last_site;
   for (std::uint32_t i = 0; i < g.waits.size(); ++i) {
     const auto& w = g.waits[i];
     if (w.kind != LockKind::park || w.holder || w.site.empty()) continue;
     const GroupKey key = w.address ? GroupKey{*w.address, {}, {}} : GroupKey{0, w.lock_class, w.site};
-    auto& group = groups[key];
+    const bool same_group = last_key && *last_key == key;
+    auto& group = same_group ? *last_group : groups[key];
     group.waits.push_back(i);
-    group.waiters.insert(w.thread);
+    group.waiters.push_back(w.thread);
+    const auto body = dump.threads[w.thread].body_id;
+    const bool repeat = same_group && body != 0 && body == last_body && same_view(w.site, last_site);
+    last_key = key, last_group = &group, last_body = body, last_site = w.site;
+    if (repeat) continue;
     group.sites.insert(w.site);
     if (const auto line = waiting_line(dump.threads[w.thread], w.site)) {
       auto [it, added] = group.lock_line.try_emplace(w.site, *line);
       if (!added) it->second = std::min(it->second, *line);
     }
   }
+  for (auto& [key, group] : groups) {
+    std::sort(group.waiters.begin(), group.waiters.end());
+    group.waiters.erase(std::unique(group.waiters.begin(), group.waiters.end()), group.waiters.end());
+  }
   return groups;
+}
+
+// Where a thread is in a group's sites and what it can be there: its frames and state
+// alone decide, so threads of one parsed body (ThreadInfo::body_id) are looked at once per
+// group - a dump of a thousand threads has a few dozen bodies.
+struct Place {
+  std::optional<std::size_t> at;  // its frame in one of the sites
+  Role role = Role::none;
+};
+
+Place place_of(const model::ThreadInfo& t, const Group& group) {
+  const auto at = site_frame(t, group.sites);
+  if (!at) return {};
+  const auto line = group.lock_line.find(model::frame_method(t.frames[*at].text));
+  return {at, role_of(t, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second))};
 }
 
 // The one candidate, with its frame in the site; none when there are none, several, or a
@@ -101,16 +135,21 @@ std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model:
   if (std::any_of(group.waiters.begin(), group.waiters.end(),
                   [&](std::uint32_t t) { return dump.threads[t].header_status.starts_with("runnable"); }))
     return std::nullopt;
+  std::unordered_map<std::uint64_t, Place> by_body;
+  auto next_waiter = group.waiters.begin();
   for (std::uint32_t t = 0; t < dump.threads.size(); ++t) {
-    if (group.waiters.count(t)) continue;
+    if (next_waiter != group.waiters.end() && *next_waiter == t) {
+      ++next_waiter;
+      continue;
+    }
     const auto& thread = dump.threads[t];
-    const auto at = site_frame(thread, group.sites);
-    if (!at) continue;
-    const auto line = group.lock_line.find(model::frame_method(thread.frames[*at].text));
-    const auto role = role_of(thread, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second));
-    if (role == Role::none) continue;
-    if (role == Role::ambiguous || found) return std::nullopt;
-    found = std::pair{t, *at};
+    Place place;
+    if (thread.body_id == 0) place = place_of(thread, group);
+    else if (auto [it, fresh] = by_body.try_emplace(thread.body_id); !fresh) place = it->second;
+    else place = it->second = place_of(thread, group);
+    if (place.role == Role::none) continue;
+    if (place.role == Role::ambiguous || found) return std::nullopt;
+    found = std::pair{t, *place.at};
   }
   return found;
 }

@@ -2,6 +2,8 @@
 #include "lockwatch/analysis/lock_graph.hpp"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -330,18 +332,37 @@ struct KeyViewHash {
   }
 };
 
+// The same views, not only equal text: the waits of one lock mostly share their strings (a
+// parsed body's, for all its threads), and telling that costs no hash.
+bool same_views(const KeyView& a, const KeyView& b) {
+  return a.kind == b.kind && a.lock_class.data() == b.lock_class.data() && a.lock_class.size() == b.lock_class.size() &&
+         a.site.data() == b.site.data() && a.site.size() == b.site.size();
+}
+
 }  // namespace
 
 WaitGroups group_waits_by_key(const LockGraph& graph) {
   std::unordered_map<KeyView, std::uint32_t, KeyViewHash> ids;
+  std::array<std::pair<KeyView, std::uint32_t>, 4> recent{};  // the last keys looked up, tried by address first
+  std::size_t recent_used = 0;
   std::vector<std::uint32_t> group(graph.waits.size());
   std::vector<std::uint32_t> count;
   for (std::size_t i = 0; i < graph.waits.size(); ++i) {
     const auto& w = graph.waits[i];
-    auto [it, added] = ids.try_emplace(KeyView{w.kind, w.lock_class, w.site}, static_cast<std::uint32_t>(count.size()));
-    if (added) count.push_back(0);
-    group[i] = it->second;
-    ++count[it->second];
+    const KeyView key{w.kind, w.lock_class, w.site};
+    const auto seen = std::find_if(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(recent_used),
+                                   [&](const auto& r) { return same_views(r.first, key); });
+    if (seen != recent.begin() + static_cast<std::ptrdiff_t>(recent_used)) {
+      group[i] = seen->second;
+    } else {
+      auto [it, added] = ids.try_emplace(key, static_cast<std::uint32_t>(count.size()));
+      if (added) count.push_back(0);
+      group[i] = it->second;
+      std::move_backward(recent.begin(), recent.end() - 1, recent.end());  // the oldest goes
+      recent[0] = {key, it->second};
+      recent_used = std::min(recent_used + 1, recent.size());
+    }
+    ++count[group[i]];
   }
   WaitGroups out;
   out.begin.assign(count.size() + 1, 0);
@@ -352,15 +373,56 @@ WaitGroups group_waits_by_key(const LockGraph& graph) {
   return out;
 }
 
+namespace {
+
+// What the graph reads from a thread's body (its state, frames and locks) alone. Threads of
+// one parsed body (ThreadInfo::body_id) have equal bodies, so these are worked out for the
+// first of them and shared: a dump of a thousand threads has a few dozen bodies. The views
+// and the wait line's lock point into that first thread's body, equal to any other's.
+struct BodyFacts {
+  std::optional<WaitLine> line;
+  std::string_view lock_class;  // of a contending line: wait_class
+  std::string_view site;        // of a contending line: wait_site
+  std::vector<Held> monitors;   // collect_monitors, with thread 0
+};
+
+BodyFacts facts_of(const ThreadInfo& t) {
+  BodyFacts f;
+  f.line = wait_line(t);
+  if (f.line && f.line->contends) f.lock_class = wait_class(t, *f.line), f.site = wait_site(t, *f.line);
+  collect_monitors(0, t, f.line, f.monitors);
+  return f;
+}
+
+// The facts of each body of one dump, once; threads without a body have their own.
+class BodyFactsMemo {
+ public:
+  const BodyFacts& of(const ThreadInfo& t) {
+    if (t.body_id == 0) return facts_.emplace_back(facts_of(t));
+    auto [it, fresh] = by_body_.try_emplace(t.body_id, nullptr);
+    if (fresh) it->second = &facts_.emplace_back(facts_of(t));
+    return *it->second;
+  }
+
+ private:
+  std::deque<BodyFacts> facts_;  // a deque: references stay valid as it grows
+  std::unordered_map<std::uint64_t, const BodyFacts*> by_body_;
+};
+
+}  // namespace
+
 LockGraph build_lock_graph(const model::ThreadDump& dump) {
   LockGraph g;
+  BodyFactsMemo memo;
+  std::vector<const BodyFacts*> facts(dump.threads.size());
   std::vector<std::optional<WaitLine>> lines(dump.threads.size());
   std::size_t most_waits = 0;  // threads with a wait line or BLOCKED: a bound on the waits
   for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
     const auto& t = dump.threads[i];
-    lines[i] = wait_line(t);
+    facts[i] = &memo.of(t);
+    lines[i] = facts[i]->line;
     if ((lines[i] && lines[i]->contends) || t.state == model::ThreadState::blocked) ++most_waits;
-    collect_monitors(i, t, lines[i], g.held);
+    for (const auto& h : facts[i]->monitors) g.held.push_back(h), g.held.back().thread = i;
     collect_synchronizers(i, t, g.held);
   }
   g.waits.reserve(most_waits);  // hundreds of waiters would otherwise move the vector ten times
@@ -371,7 +433,7 @@ LockGraph build_lock_graph(const model::ThreadDump& dump) {
   for (std::uint32_t i = 0; i < dump.threads.size(); ++i) {
     if (!lines[i] || !lines[i]->contends) continue;
     const auto& w = *lines[i];
-    Wait wait{i, w.kind, w.ref->address, wait_class(dump.threads[i], w), wait_site(dump.threads[i], w), std::nullopt, std::nullopt};
+    Wait wait{i, w.kind, w.ref->address, facts[i]->lock_class, facts[i]->site, std::nullopt, std::nullopt};
     if (w.kind == LockKind::resource) {  // nobody holds a latch or a pool's condition
       g.waits.push_back(wait);
       continue;

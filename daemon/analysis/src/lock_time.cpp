@@ -210,28 +210,46 @@ const double* LockTime::PerThread::find(const model::ThreadInfo& t) const {
   return it != by_name_.end() && it->first == t.name ? &it->second : nullptr;
 }
 
+const double* LockTime::PerThread::find(const model::ThreadInfo& t, std::size_t& next) const {
+  const auto id = numeric_identity(t);
+  if (!id) return find(t);
+  if (next < by_id_.size() && by_id_[next].first == *id) return &by_id_[next++].second;
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), *id, [](const auto& e, std::uint64_t k) { return e.first < k; });
+  if (it == by_id_.end() || it->first != *id) return nullptr;
+  next = static_cast<std::size_t>(it - by_id_.begin()) + 1;
+  return &it->second;
+}
+
 // Per thread, the cpu= advance since the last sample that printed it. A thread not in that
 // sample counts with all its CPU only when its elapsed= says it was born since.
 LockTime::PerThread LockTime::cpu_deltas(const model::ThreadDump& dump, LockTimeSample& out) {
   PerThread now, delta;
+  now.reserve(dump.threads.size());
   for (const auto& t : dump.threads)
     if (t.cpu_ms) now.put(t, *t.cpu_ms);
   now.seal();
   out.cpu_printed = !now.empty();
   if (now.empty()) return delta;
   const double gap = gaps_.empty() ? 0.0 : gaps_.back();
-  std::string pool;  // reused: a pool name per thread, no allocation
+  PoolNamer namer;
+  bool last_pooled = false;  // the last entry taken was a pool's (not a name outside one)
   auto pool_cpu = out.pool_cpu_seconds.end();
+  delta.reserve(dump.threads.size());
+  std::size_t next = 0;  // where the last sample's entry of the next thread should be
   for (const auto& t : dump.threads) {
     if (!t.cpu_ms) continue;
     std::optional<double> d;
-    if (const double* prev = last_cpu_ms_.find(t)) d = *t.cpu_ms - *prev;
+    if (const double* prev = last_cpu_ms_.find(t, next)) d = *t.cpu_ms - *prev;
     else if (seen_cpu_ && t.elapsed_s && *t.elapsed_s <= gap + 1.0) d = *t.cpu_ms;
     if (!d || *d < 0) continue;
     delta.put(t, *d);
-    if (!pool_into(t.name, pool)) pool.assign(t.name);
+    bool same = false;
+    const std::string* pool = namer.pool(t.name, same);
+    const std::string_view key = pool != nullptr ? std::string_view(*pool) : t.name;
     // A pool's members are listed mostly one after another: try the last entry first.
-    if (pool_cpu == out.pool_cpu_seconds.end() || pool_cpu->first != pool) pool_cpu = out.pool_cpu_seconds.try_emplace(pool, 0.0).first;
+    const bool again = pool_cpu != out.pool_cpu_seconds.end() && (pool != nullptr && same && last_pooled ? true : pool_cpu->first == key);
+    if (!again) pool_cpu = out.pool_cpu_seconds.try_emplace(std::string(key), 0.0).first;
+    last_pooled = pool != nullptr;
     pool_cpu->second += *d / 1000.0;
   }
   delta.seal();
@@ -254,7 +272,9 @@ void LockTime::count_activity(const model::ThreadDump& dump, const LockGraph& gr
   for (const auto& w : graph.waits) {
     if (w.kind == LockKind::resource) continue;
     if (!w.held || !w.holder) {
-      unseen.emplace_back(w.kind, w.lock_class, w.site, w.address.value_or(0));
+      // The waiters of one object come in runs: one entry per run before the sort.
+      const auto u = std::tuple{w.kind, w.lock_class, w.site, w.address.value_or(0)};
+      if (unseen.empty() || unseen.back() != u) unseen.push_back(u);
       continue;
     }
     if (counted_held[*w.held]) continue;

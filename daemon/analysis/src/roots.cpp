@@ -35,6 +35,20 @@ void walk_from(std::uint32_t wait, const std::vector<std::optional<std::uint32_t
   }
 }
 
+// Each lock of a walk once: a lock met twice in one chain counts its thread once. Chains are
+// a lock or two as a rule, compared in place; longer ones (up to max_hops) sorted.
+void distinct_locks(const Walk& walk, std::vector<std::uint32_t>& out) {
+  out.clear();
+  if (walk.locks.size() <= 8) {
+    for (auto l : walk.locks)
+      if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
+    return;
+  }
+  out.assign(walk.locks.begin(), walk.locks.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
 }  // namespace
 
 std::vector<std::optional<std::uint32_t>> next_waits(const LockGraph& g, const std::vector<InferredHolder>& inferred) {
@@ -56,27 +70,21 @@ std::vector<std::optional<std::uint32_t>> next_waits(const LockGraph& g, const s
 
 Roots find_roots(const std::vector<std::optional<std::uint32_t>>& next, const std::vector<std::uint32_t>& lock) {
   Roots out;
-  // (lock, wait) for each lock a wait's chain passes: sorted and made unique below, so a lock
-  // met twice counts the thread once. A flat vector, not a set per lock.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> behind;
-  behind.reserve(lock.size());
   std::map<std::uint32_t, Walk> longest;  // root (or cycle entry) -> its longest chain
-  std::vector<std::uint32_t> seen;
+  std::vector<std::uint32_t> seen, locks;
   Walk walk;
+  // The waits of one lock come in runs: the last lock's count is kept at hand.
+  auto counted = out.transitive.end();
   for (std::uint32_t w = 0; w < lock.size(); ++w) {
     walk_from(w, next, lock, seen, walk);
-    for (auto l : walk.locks) behind.emplace_back(l, w);
+    distinct_locks(walk, locks);
+    for (auto l : locks) {
+      if (counted == out.transitive.end() || counted->first != l) counted = out.transitive.try_emplace(l, 0).first;
+      ++counted->second;
+    }
     if (walk.locks.size() < 2) continue;
     auto& best = longest[walk.locks.back()];
     if (walk.locks.size() > best.locks.size()) best = walk;
-  }
-  std::sort(behind.begin(), behind.end());
-  behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
-  for (std::size_t i = 0; i < behind.size();) {
-    std::size_t j = i;
-    while (j < behind.size() && behind[j].first == behind[i].first) ++j;
-    out.transitive.emplace_hint(out.transitive.end(), behind[i].first, static_cast<std::uint32_t>(j - i));
-    i = j;
   }
   for (auto& [root, chain] : longest) out.chains.push_back({std::move(chain.locks), out.transitive[root], chain.cycle});
   std::stable_sort(out.chains.begin(), out.chains.end(), [](const auto& a, const auto& b) { return a.waiters > b.waiters; });

@@ -226,6 +226,21 @@ class Correlator {
     Id name(std::string_view text);
     Id key(LockKind kind, std::string_view lock_class, std::string_view site);
     Id holder(std::string_view thread, std::string_view site, std::string_view busy_at);
+    Id key(LockKind kind, Id lock_class, Id site);
+    Id holder(Id thread, Id site, Id busy_at);
+  };
+  /// Name ids of the strings of the dump being added, by address: the sites and lock classes
+  /// of a shared body are one view for all its threads, so most lookups hash two words, not
+  /// the text. Equal views are equal strings only while that dump lives: made anew by each add.
+  struct ViewHash {
+    std::size_t operator()(const std::pair<const char*, std::size_t>& v) const noexcept {
+      const std::uint64_t h = (reinterpret_cast<std::uintptr_t>(v.first) * 0x9E3779B97F4A7C15ull) ^ v.second;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  struct ViewIds {
+    std::unordered_map<std::pair<const char*, std::size_t>, Id, ViewHash> ids;
+    Id name(Tables& tables, std::string_view view);
   };
   struct Sample {
     DumpSummary summary;
@@ -263,8 +278,16 @@ class Correlator {
   std::vector<StuckThread> stuck_threads() const;
   static LockKey to_key(const Key& k) { return {k.kind, std::string(k.lock_class), std::string(k.site)}; }
 
+  /// The id of thread `index`'s name: the one that index had in an earlier dump when the name
+  /// is the same (threads keep their place in a dump as a rule), else looked up.
+  Id thread_name(const model::ThreadDump& dump, std::uint32_t index);
+
   CorrelatorOptions options_;
   Tables tables_;
+  ViewIds view_ids_;
+  /// Per thread index, the name id it had when last looked up; one dump's worth, and emptied
+  /// when the tables are rebuilt (ids change).
+  std::vector<Id> thread_names_;
   std::deque<Sample> samples_;
   std::size_t adds_since_compaction_ = 0;
   std::size_t sample_bytes_ = 0;

@@ -134,7 +134,11 @@ class LockTime {
    public:
     void put(const model::ThreadInfo& t, double value);  // of one identity, the last put wins
     void seal();
+    void reserve(std::size_t threads) { by_id_.reserve(threads); }
     const double* find(const model::ThreadInfo& t) const;
+    /// The same, trying the entry at `next` first and leaving `next` after the one found:
+    /// threads come in #id order as a rule, so a walk over a dump finds each at once.
+    const double* find(const model::ThreadInfo& t, std::size_t& next) const;
     bool empty() const noexcept { return by_id_.empty() && by_name_.empty(); }
 
    private:

@@ -20,6 +20,21 @@ std::optional<std::string> pool_of(std::string_view thread_name);
 /// that look at every thread of every sample); false, `pool` unspecified, for no pool.
 bool pool_into(std::string_view thread_name, std::string& pool);
 
+/// pool_into for the threads of a dump in order. A dump lists a pool's members one after
+/// another, and a name with the same text around its number as the last pooled name is of
+/// the same pool: that is told without making the pool's string again.
+class PoolNamer {
+ public:
+  /// The pool of `name` (as pool_into makes it), nullptr for none; valid until the next call.
+  /// `same`: it is the pool of the last name that had one.
+  const std::string* pool(std::string_view name, bool& same);
+
+ private:
+  std::string pool_;
+  std::string_view prefix_, suffix_;  // around the number of the last pooled name
+  bool named_ = false;
+};
+
 struct PoolStates {
   std::string pool;
   std::uint32_t threads = 0;

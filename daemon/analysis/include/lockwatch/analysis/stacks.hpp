@@ -40,10 +40,20 @@ class StackHistory {
   std::string collapsed(std::string_view state, std::size_t last = 0) const;
   std::size_t samples() const noexcept { return samples_.size(); }
   std::size_t distinct_stacks() const noexcept { return stacks_.size(); }
+  /// Bodies (ThreadInfo::body_id) whose stack is remembered: those of the newest sample.
+  std::size_t remembered_bodies() const noexcept { return last_bodies_.size(); }
 
  private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  // stack -> samples using it. Hashed: its order is never shown (collapsed() sorts), and a
+  // sample's stacks share long prefixes that make ordered compares slow. Nodes never move.
+  using Stacks = std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>>;
+  using Stack = Stacks::value_type;
   struct Entry {
-    const std::string* stack;
+    Stack* stack;
     model::ThreadState state;
     std::uint32_t threads;
   };
@@ -51,14 +61,15 @@ class StackHistory {
     std::uint64_t id;
     std::vector<Entry> entries;
   };
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  // stack -> samples using it. Hashed: its order is never shown (collapsed() sorts), and a
-  // sample's stacks share long prefixes that make ordered compares slow. Nodes never move.
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> stacks_;
-  std::deque<Sample> samples_;                                // oldest first
+
+  Stack* stack_for(const model::ThreadInfo& t);
+
+  Stacks stacks_;
+  std::deque<Sample> samples_;  // oldest first
+  // body_id -> its stack, for the bodies of the newest sample: most bodies come back in the
+  // next sample, whose threads then need no stack built or hashed. Only the newest sample's
+  // bodies are kept (a dump's worth), and its entries keep their stacks alive.
+  std::unordered_map<std::uint64_t, Stack*> last_bodies_;
 };
 
 }  // namespace lockwatch::analysis
