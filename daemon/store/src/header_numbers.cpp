@@ -39,6 +39,26 @@ std::size_t number_end(std::string_view line, std::size_t from) {
   return from;
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// number_end and split_number in one pass, for numbers_fit: where the number at `at` ends, or
+// npos when split_number would refuse it.
+std::size_t read_number(std::string_view line, std::size_t at, std::uint64_t& value, int& fraction) {
+  std::size_t i = at;
+  value = 0;
+  while (i < line.size() && is_digit(line[i])) value = value * 10 + static_cast<std::uint64_t>(line[i++] - '0');
+  const auto whole = i - at;
+  if (whole == 0 || whole > 18 || (whole > 1 && line[at] == '0')) return std::string_view::npos;
+  fraction = 0;
+  if (i == line.size() || line[i] != '.') return i;
+  const auto part_at = ++i;
+  while (i < line.size() && is_digit(line[i])) value = value * 10 + static_cast<std::uint64_t>(line[i++] - '0');
+  const auto part = i - part_at;
+  if (part == 0 || part > 9 || whole + part > 18 || (i < line.size() && line[i] == '.')) return std::string_view::npos;
+  fraction = static_cast<int>(part);
+  return i;
+}
+
 // Where the value of a volatile key starting at `i` begins, or npos. Keys start a word
 // (after a space); this runs once per word of every thread header, so the first letter is
 // tested before any key is compared.
@@ -138,11 +158,10 @@ bool numbers_fit(std::string_view line, std::string_view tmpl, std::string& numb
     at += text.size();
     if (mark == std::string_view::npos) break;
     if (mark + 1 >= tmpl.size()) return fail();
-    const auto end = number_end(line, at);
     std::uint64_t value = 0;
     int fraction = 0;
-    if (!split_number(line.substr(at, end - at), value, fraction) || tmpl[mark + 1] != static_cast<char>('0' + fraction))
-      return fail();
+    const auto end = read_number(line, at, value, fraction);
+    if (end == std::string_view::npos || tmpl[mark + 1] != static_cast<char>('0' + fraction)) return fail();
     put_varint(numbers, value);
     at = end;
     t = mark + 2;
