@@ -375,7 +375,7 @@ struct DumpParser::Impl {
       return use_body(known, *current());
     }
     auto body = std::make_shared<ParsedBody>();
-    body->text = std::move(held_body);
+    body->text.assign(held_body);  // of its size; held_body keeps its buffer for the next body
     held_body.clear();
     ThreadInfo& t = *current();
     const auto before = dump->stats;

@@ -398,7 +398,9 @@ struct Ring::Writer::State {
       ++found;
       const Id header = block.front();
       ring->release_line(header);  // the shape holds its own reference to its first line
-      seen.push_back({header, shape, std::move(pending), std::nullopt});  // held: it has lines after its first
+      // A copy of its size: `pending` keeps its buffer for the next block instead of growing
+      // a new one line by line.
+      seen.push_back({header, shape, std::string(pending), std::nullopt});  // held: it has lines after its first
       pending.clear();
       block.clear();
       holding = false;
@@ -514,11 +516,14 @@ struct Ring::Writer::State {
   // thread's, and as well the blocks that are no thread's but repeat (the SMR list of every
   // thread's address, a trailer): a block of one line has nothing to compare.
   void remember(Id shape) {
-    std::string body;
+    std::size_t size = 0;
     for (std::size_t i = 1; i < block.size(); ++i) {
       if (block[i] & template_bit) return;  // a header-like line inside: not for the fast path
-      body.append(ring->lines.get(block[i])).push_back('\n');
+      size += ring->lines.get(block[i]).size() + 1;
     }
+    std::string body;
+    body.reserve(size);
+    for (std::size_t i = 1; i < block.size(); ++i) body.append(ring->lines.get(block[i])).push_back('\n');
     seen.push_back({block.front(), shape, std::move(body), std::nullopt});
   }
 
