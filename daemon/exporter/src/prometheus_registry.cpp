@@ -28,9 +28,12 @@ prometheus::MetricType type_of(MetricType t) {
 
 prometheus::MetricFamily empty_family(const FamilySpec& s) { return {std::string(s.name), std::string(s.help), type_of(s.type), {}}; }
 
-std::string serialized(const prometheus::MetricFamily& family) {
+// Serialize takes a vector: the family is moved into one, never copied with all its series.
+std::string serialized(prometheus::MetricFamily family) {
+  std::vector<prometheus::MetricFamily> one;
+  one.push_back(std::move(family));
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, {family});
+  prometheus::TextSerializer().Serialize(out, one);
   return out.str();
 }
 
@@ -144,10 +147,10 @@ RenderedPart::RenderedPart(TargetSnapshot snapshot, const RenderedPart* previous
     changed[i] = previous == nullptr || !same_series(s.family, snapshot_, previous->snapshot_);
     if (!changed[i]) lines_[i] = previous->lines_[i];
   }
-  for (const auto& family : SnapshotCollectable(snapshot_, changed).Collect()) {
+  for (auto& family : SnapshotCollectable(snapshot_, changed).Collect()) {
     const auto f = family_named(family.name);
     const auto& header = headers()[static_cast<std::size_t>(f)];
-    auto text = serialized(family);
+    auto text = serialized(std::move(family));
     // The header is the same for every part; render_exposition writes it once per family.
     if (text.compare(0, header.size(), header) != 0) throw std::logic_error("unexpected exposition header");
     text.erase(0, header.size());
