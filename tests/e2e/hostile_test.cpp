@@ -223,18 +223,24 @@ struct WatchOptions {
   std::function<void(const std::string& scrape_text)> each;    // more checks every round
 };
 
+// The window is measured between two scrapes that saw a new count (below); 2 s more keeps it
+// as long as asked for although each end may wait up to a publication for its change.
 WatchOptions watch(std::chrono::seconds window) {
   WatchOptions w;
-  w.window = window;
+  w.window = window + 2s;
   return w;
 }
 
 /// Polls /metrics and /healthz every ~300 ms for the window, timing each request, and
 /// reads the daemon's VmHWM; stops early once the RSS passes twice its bound (the attack
 /// has then proved its point, and the machine is shared).
+/// A target is published at most once a second, so its count is read where it changed: the
+/// window runs from the first scrape that saw a new count to the last, each within a poll
+/// of its publication.
 Observed observe(Daemon& d, const WatchOptions& w) {
   Observed o;
   std::optional<std::pair<Clock::time_point, double>> first, last;
+  std::optional<double> seen;
   const auto end = Clock::now() + w.window;
   while (Clock::now() < end) {
     drain(*d.proc);
@@ -248,7 +254,8 @@ Observed observe(Daemon& d, const WatchOptions& w) {
     }
     if (!w.good.empty() && !text.empty()) {
       const auto point = std::make_pair(Clock::now(), samples(text, w.good, "ok"));
-      (first ? last : first) = point;
+      if (seen && point.second != *seen) (first ? last : first) = point;
+      seen = point.second;
     }
     if (w.each) w.each(text);
     o.peak_kib = std::max(o.peak_kib, peak_rss_kib(d.proc->pid()).value_or(0));

@@ -29,6 +29,7 @@
 #include "chunk_pool.hpp"
 
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 namespace lockwatch::service {
@@ -56,6 +57,13 @@ struct Watched {
   std::uint64_t stream_token = 0;    // the dump whose text state's stream holds
   std::uint64_t closed_token = 0;    // dumps up to this one were delivered: their chunks are dropped
   std::chrono::steady_clock::duration stream_cost{};  // processing time spent on the stream's chunks
+  std::string outgoing;              // io thread only: text of dump `outgoing_token` not posted yet
+  std::uint64_t outgoing_token = 0;
+  // Its publications to the exporter (Daemon::Impl::publish), on the processing thread.
+  std::chrono::steady_clock::time_point published{};
+  std::optional<boost::asio::steady_timer> publish_timer;  // made on first use, on the processing thread's executor
+  bool publish_due = false;  // the timer runs: the latest sample is published when it fires
+  bool removed = false;      // its series are gone from the exporter: nothing publishes it again
 };
 
 struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
@@ -78,10 +86,14 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
-  /// The sink of a dump's text: each chunk is copied (into a buffer of `chunks`) and posted to
-  /// the processing thread.
+  /// The sink of a dump's text: chunks are gathered (in a buffer of `chunks`) and posted to the
+  /// processing thread kPostBytes at a time; flush() posts the rest.
   std::function<void(std::string_view)> text_sink(const std::shared_ptr<Watched>& w);
+  void flush(const std::shared_ptr<Watched>& w);
   void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
+  /// The target's latest state to the exporter, at most once per kPublishEvery (w->mu held,
+  /// processing thread).
+  void publish(const std::shared_ptr<Watched>& w);
   void log_outcome(Watched& w, bool burst);
   void trim_heap();
   void follow_incident(const std::shared_ptr<Watched>& w, bool burst);
