@@ -69,6 +69,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& [name, value] : parsed->strings)
     if (name.empty() || value.find('\0') != std::string::npos) fail("an empty name or a NUL in a string", error);
   check_counters(*parsed, error);
+  // A tick keeps only the counters: the same walk, the same counters.
+  std::string few_error;
+  const auto few = sampling::parse_perfdata(bytes, &few_error, sampling::PerfDataKeep::counters);
+  if (!few || few->complete != parsed->complete || few_error != error ||
+      sampling::counters_of(*few).safepoint_time_ticks != sampling::counters_of(*parsed).safepoint_time_ticks ||
+      sampling::counters_of(*few).vm_version != sampling::counters_of(*parsed).vm_version ||
+      sampling::counters_of(*few).gc_collections != sampling::counters_of(*parsed).gc_collections)
+    fail("keeping only the counters changes the walk or the counters", error);
   // The JVM may be writing past `used`: cutting the file there must change nothing.
   const std::size_t used = used_bytes(bytes);
   if (used < bytes.size()) {

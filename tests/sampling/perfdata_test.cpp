@@ -222,6 +222,47 @@ TEST_CASE("perfdata: JDK 17 capture gives the values jstat printed", "[perfdata]
   CHECK(c.vm_version == "17.0.21.1+2-1-deb12u1-Debian");
 }
 
+static bool same_counters(const JvmCounters& a, const JvmCounters& b) {
+  return std::tie(a.threads_live, a.threads_daemon, a.contended_lock_attempts, a.parks, a.safepoints,
+                  a.safepoint_time_ticks, a.safepoint_sync_time_ticks, a.frequency, a.gc_collections,
+                  a.attach_supported, a.vm_version) ==
+         std::tie(b.threads_live, b.threads_daemon, b.contended_lock_attempts, b.parks, b.safepoints,
+                  b.safepoint_time_ticks, b.safepoint_sync_time_ticks, b.frequency, b.gc_collections,
+                  b.attach_supported, b.vm_version);
+}
+
+TEST_CASE("perfdata: a tick's parse keeps only the counters, and they are the whole file's", "[perfdata]") {
+  for (const char* jdk : {"jdk17", "jdk25"}) {
+    INFO(jdk);
+    const auto bytes = capture(jdk);
+    const auto all = parse_ok(bytes);
+    std::string error;
+    const auto few = parse_perfdata(bytes, &error, PerfDataKeep::counters);
+    REQUIRE(few);
+    CHECK(error.empty());
+    CHECK(few->complete);
+    CHECK(few->num_entries == all.num_entries);
+    CHECK(few->longs.size() + few->strings.size() < 20);  // of ~185
+    CHECK(few->get_long("sun.rt.safepointTime") == all.get_long("sun.rt.safepointTime"));
+    CHECK_FALSE(few->get_string("sun.rt.javaCommand"));  // not a counter
+    CHECK(same_counters(counters_of(*few), counters_of(all)));
+  }
+  // A corrupt entry that is no counter ends the walk all the same: the counter after it is lost.
+  auto b = three_entries();
+  b.add_long("java.threads.live", 4);
+  auto bytes = b.build();
+  put32(bytes, b.entry(1) + 16, -8);  // the string entry's data offset
+  std::string all_error, few_error;
+  const auto all = parse_perfdata(bytes, &all_error);
+  const auto few = parse_perfdata(bytes, &few_error, PerfDataKeep::counters);
+  REQUIRE(all);
+  REQUIRE(few);
+  CHECK_FALSE(few->complete);
+  CHECK(few_error == all_error);
+  CHECK_FALSE(few->get_long("java.threads.live"));
+  CHECK(parse_perfdata(b.build(), nullptr, PerfDataKeep::counters)->get_long("java.threads.live") == 4);
+}
+
 TEST_CASE("perfdata: Temurin 25 capture has no sun.rt._sync_* counters", "[perfdata]") {
   const auto data = parse_ok(capture("jdk25"));
   CHECK(data.num_entries == 185);

@@ -196,6 +196,28 @@ std::optional<std::string_view> c_string(std::string_view field) {
   return field.substr(0, nul);
 }
 
+// Counter names as published by JDK 17.0.21 and Temurin 25.0.3 (counters_of). JDK 25 no
+// longer publishes the sun.rt._sync_* counters, so contended_lock_attempts and parks are
+// nullopt there.
+namespace counter {
+constexpr std::string_view threads_live = "java.threads.live", threads_daemon = "java.threads.daemon",
+                           contended = "sun.rt._sync_ContendedLockAttempts", parks = "sun.rt._sync_Parks",
+                           safepoints = "sun.rt.safepoints", safepoint_time = "sun.rt.safepointTime",
+                           safepoint_sync_time = "sun.rt.safepointSyncTime", frequency = "sun.os.hrt.frequency",
+                           capabilities = "sun.rt.jvmCapabilities", vm_version = "java.property.java.vm.version",
+                           old_vm_version = "java.vm.version";
+constexpr std::array<std::string_view, 4> collections{"sun.gc.collector.0.invocations", "sun.gc.collector.1.invocations",
+                                                      "sun.gc.collector.2.invocations", "sun.gc.collector.3.invocations"};
+constexpr std::array<std::string_view, 11> scalars{threads_live, threads_daemon, contended, parks, safepoints,
+                                                   safepoint_time, safepoint_sync_time, frequency, capabilities,
+                                                   vm_version, old_vm_version};
+}  // namespace counter
+
+bool is_counter_name(std::string_view name) {
+  return std::find(counter::scalars.begin(), counter::scalars.end(), name) != counter::scalars.end() ||
+         std::find(counter::collections.begin(), counter::collections.end(), name) != counter::collections.end();
+}
+
 // The value's bytes [data_offset, data_offset + length) if they lie inside the entry.
 std::optional<std::string_view> value_bytes(const Bytes& b, std::size_t at, const EntryHeader& h,
                                             std::size_t length) {
@@ -220,25 +242,27 @@ bool decode_value(const Bytes& b, std::size_t at, const EntryHeader& h, std::str
 }
 
 // Adds the entry at `at` to `out`; false (with `why`) if it is torn or corrupt.
-bool decode_entry(const Bytes& b, std::size_t at, const EntryHeader& h, PerfData& out, std::string& why) {
+bool decode_entry(const Bytes& b, std::size_t at, const EntryHeader& h, PerfData& out, std::string& why,
+                  PerfDataKeep keep) {
   // The name ends before the data, or (name after data: never written by HotSpot) at the entry's end.
   const std::size_t name_end = h.data_offset > h.name_offset ? h.data_offset : h.length;
   const auto field = b.slice(at + h.name_offset, name_end - h.name_offset);
   const auto name = field ? c_string(*field) : std::nullopt;
   if (!name || name->empty()) return refuse(why, "name empty or not NUL-terminated inside the entry");
+  if (keep == PerfDataKeep::counters && !is_counter_name(*name)) return true;
   // Duplicates are not written by HotSpot; the first one wins.
   return decode_value(b, at, h, std::string(*name), out, why);
 }
 
 // Walks the published entries; stops at the first bad one, leaving `out.complete` false.
-void read_entries(std::string_view bytes, const Prologue& p, PerfData& out, std::string* error) {
+void read_entries(std::string_view bytes, const Prologue& p, PerfData& out, std::string* error, PerfDataKeep keep) {
   const std::size_t end = std::min(bytes.size(), static_cast<std::size_t>(p.used));
   const Bytes b(bytes.substr(0, end), p.little_endian);
   auto at = static_cast<std::size_t>(p.entry_offset);
   for (std::int32_t i = 0; i < p.num_entries; ++i) {
     std::string why;
     const auto header = read_entry_header(b, at, why);
-    if (!header || !decode_entry(b, at, *header, out, why)) {
+    if (!header || !decode_entry(b, at, *header, out, why, keep)) {
       set_error(error, "entry " + std::to_string(i) + " at offset " + std::to_string(at) + ": " + why);
       return;
     }
@@ -254,7 +278,7 @@ void read_entries(std::string_view bytes, const Prologue& p, PerfData& out, std:
 // string (and the set of counters) unchanged; it only makes the attach listener start at
 // JVM start, without a "Signal Dispatcher" thread, instead of on the first SIGQUIT.
 std::optional<bool> attach_capability(const PerfData& data) {
-  const auto caps = data.get_string("sun.rt.jvmCapabilities");
+  const auto caps = data.get_string(counter::capabilities);
   if (!caps || caps->empty() || ((*caps)[0] != '0' && (*caps)[0] != '1')) return std::nullopt;
   return (*caps)[0] == '1';
 }
@@ -285,12 +309,13 @@ std::optional<std::string> read_all(const std::string& path, int fd, std::string
   }
 }
 
-std::optional<PerfData> read_and_parse(const std::string& path, const Fd& file, std::string* error) {
+std::optional<PerfData> read_and_parse(const std::string& path, const Fd& file, std::string* error,
+                                       PerfDataKeep keep = PerfDataKeep::all) {
   if (!check_regular(path, file, error)) return std::nullopt;
   const auto bytes = read_all(path, file.get(), error);
   if (!bytes) return std::nullopt;
   std::string why;
-  auto data = parse_perfdata(*bytes, &why);
+  auto data = parse_perfdata(*bytes, &why, keep);
   if (!why.empty()) set_error(error, path + ": " + why);
   return data;
 }
@@ -406,7 +431,7 @@ std::optional<std::string_view> PerfData::get_string(std::string_view name) cons
   return std::string_view(it->second);
 }
 
-std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error) {
+std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error, PerfDataKeep keep) {
   const auto prologue = read_prologue(bytes, error);
   if (!prologue) return std::nullopt;
   PerfData out;
@@ -415,29 +440,25 @@ std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* erro
   out.major_version = prologue->major;
   out.minor_version = prologue->minor;
   out.num_entries = prologue->num_entries;
-  read_entries(bytes, *prologue, out, error);
+  read_entries(bytes, *prologue, out, error, keep);
   return out;
 }
 
-// Counter names as published by JDK 17.0.21 and Temurin 25.0.3. JDK 25 no longer
-// publishes the sun.rt._sync_* counters, so contended_lock_attempts and parks are
-// nullopt there.
 JvmCounters counters_of(const PerfData& data) {
   JvmCounters c;
-  c.threads_live = data.get_long("java.threads.live");
-  c.threads_daemon = data.get_long("java.threads.daemon");
-  c.contended_lock_attempts = data.get_long("sun.rt._sync_ContendedLockAttempts");
-  c.parks = data.get_long("sun.rt._sync_Parks");
-  c.safepoints = data.get_long("sun.rt.safepoints");
-  c.safepoint_time_ticks = data.get_long("sun.rt.safepointTime");
-  c.safepoint_sync_time_ticks = data.get_long("sun.rt.safepointSyncTime");
-  c.frequency = data.get_long("sun.os.hrt.frequency");
-  for (const char* name : {"sun.gc.collector.0.invocations", "sun.gc.collector.1.invocations",
-                           "sun.gc.collector.2.invocations", "sun.gc.collector.3.invocations"})
+  c.threads_live = data.get_long(counter::threads_live);
+  c.threads_daemon = data.get_long(counter::threads_daemon);
+  c.contended_lock_attempts = data.get_long(counter::contended);
+  c.parks = data.get_long(counter::parks);
+  c.safepoints = data.get_long(counter::safepoints);
+  c.safepoint_time_ticks = data.get_long(counter::safepoint_time);
+  c.safepoint_sync_time_ticks = data.get_long(counter::safepoint_sync_time);
+  c.frequency = data.get_long(counter::frequency);
+  for (const auto name : counter::collections)
     if (const auto n = data.get_long(name)) c.gc_collections = c.gc_collections.value_or(0) + *n;
   c.attach_supported = attach_capability(data);
-  const auto version = data.get_string("java.property.java.vm.version");
-  c.vm_version = std::string(version ? *version : data.get_string("java.vm.version").value_or(""));
+  const auto version = data.get_string(counter::vm_version);
+  c.vm_version = std::string(version ? *version : data.get_string(counter::old_vm_version).value_or(""));
   return c;
 }
 
@@ -464,7 +485,7 @@ std::optional<std::string> find_perfdata_file(const std::string& proc_root, int 
 }
 
 std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
-                                             std::string* error) {
+                                             std::string* error, PerfDataKeep keep) {
   const std::string shown = root_of(proc_root, pid) + "/" + beneath_root;
   OpenError why;
   const Fd root = open_root(root_of(proc_root, pid), &why);
@@ -475,7 +496,7 @@ std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int p
                                    : errno_text("cannot open", shown, why.err));
     return std::nullopt;
   }
-  return read_and_parse(shown, file, error);
+  return read_and_parse(shown, file, error, keep);
 }
 
 std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error) {

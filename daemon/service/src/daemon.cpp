@@ -318,7 +318,8 @@ void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
   const sampling::ActAs as({w->jvm.uid, w->jvm.gid});  // attach.as target: the JVM's hsperfdata directory is 0700
   if (!as) return;
-  auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root);
+  auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root, nullptr,
+                                             sampling::PerfDataKeep::counters);
   if (!data) return;
   asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now(),
                       publish = !dump_follows] {

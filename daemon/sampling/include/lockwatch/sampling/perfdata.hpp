@@ -29,10 +29,16 @@ struct PerfData {
   std::optional<std::string_view> get_string(std::string_view name) const;
 };
 
+/// What a parse keeps: every entry, or only those counters_of reads (every tick reads the
+/// file; keeping its ~300 entries in maps to look up a dozen was most of what a tick cost).
+/// Every entry is checked either way, so a corrupt one ends the walk alike.
+enum class PerfDataKeep : std::uint8_t { all, counters };
+
 /// Parses a copy of the file. nullopt (and `*error`) when the prologue is unusable;
 /// a partial result (`complete == false`, `*error` set) when an entry is corrupt.
 /// Never trusts an offset or a length: garbage in gives an error, not UB.
-std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error = nullptr);
+std::optional<PerfData> parse_perfdata(std::string_view bytes, std::string* error = nullptr,
+                                       PerfDataKeep keep = PerfDataKeep::all);
 
 /// The counters lockwatch uses; nullopt where the JVM does not publish one.
 struct JvmCounters {
@@ -73,7 +79,7 @@ std::optional<std::string> find_perfdata_file(const std::string& proc_root, int 
 /// following no symlink below the root and never blocking (a FIFO is refused): a directory
 /// swapped for a symlink after discovery is refused, not followed. Errors name the path.
 std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
-                                             std::string* error = nullptr);
+                                             std::string* error = nullptr, PerfDataKeep keep = PerfDataKeep::all);
 
 /// Reads the whole file (a private copy: the JVM keeps writing the original) and parses it.
 /// Refuses symlinks and non-regular files; errors name the path and the system's reason.
