@@ -8,40 +8,18 @@
 // order), e.g. successive jstack dumps of one JVM; unset, the real-dump corpus directory.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lockwatch/store/ring.hpp"
 
+#include "bench_samples.hpp"
+
 namespace {
 
-namespace fs = std::filesystem;
-
-std::vector<std::string> load_samples() {
-  const char* env = std::getenv("LOCKWATCH_BENCH_INPUT");
-  const fs::path root = env != nullptr && *env != '\0' ? env : LOCKWATCH_BENCH_DEFAULT_INPUT;
-  std::vector<fs::path> files;
-  if (fs::is_directory(root)) {
-    for (const auto& entry : fs::recursive_directory_iterator(root))
-      if (entry.is_regular_file()) files.push_back(entry.path());
-  } else {
-    files.push_back(root);
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::string> samples;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    samples.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  return samples;
-}
+using lockwatch::bench::load_samples;
 
 const std::vector<std::string>& samples() {
   static const std::vector<std::string> loaded = load_samples();
