@@ -448,3 +448,36 @@ TEST_CASE("ring: a thread listed twice in one sample, then again", "[store][ring
   fresh.add(texts.back(), {});
   CHECK(ring.bytes() == fresh.bytes());
 }
+
+// Found by the ring's fuzzer: a sample whose text ends in a thread's header line, without its
+// '\n', began comparing that thread's block with its last one and never let the comparison's
+// references go - the remembered body and shape outlived every sample that used them.
+TEST_CASE("ring: a sample that ends in a header line without its newline holds nothing after it goes", "[store][ring]") {
+  const auto dump = test::read_file(test::captured_dir() / "jdk17" / "MonitorContention" / "dump-1.txt");
+  std::string head;
+  std::vector<std::string> threads;
+  for (const auto& b : blocks_of(dump, head))
+    if (b.starts_with('"') && b.find("\tat ") != std::string::npos) threads.push_back(b);
+  REQUIRE(threads.size() > 1);
+  const auto header = threads[0].substr(0, threads[0].find('\n'));  // no '\n'
+  const std::vector<std::string> texts{head + threads[0] + threads[1], head + header, head + threads[1]};
+  for (const bool streamed : {false, true}) {
+    INFO((streamed ? "streamed in 7-byte chunks" : "added whole"));
+    store::Ring ring({600, std::uint64_t{1} << 40});
+    std::vector<std::uint64_t> ids;
+    for (const auto& t : texts) {
+      if (!streamed) {
+        ids.push_back(*ring.add(t, {}));
+        continue;
+      }
+      auto writer = ring.begin();
+      for (std::size_t at = 0; at < t.size(); at += 7) writer.append(std::string_view(t).substr(at, 7));
+      ids.push_back(*ring.commit(std::move(writer), {}));
+    }
+    for (std::size_t i = 0; i < texts.size(); ++i) CHECK(ring.text(ids[i]) == texts[i]);
+    ring.set_limits({1, std::uint64_t{1} << 40});
+    store::Ring fresh({1, std::uint64_t{1} << 40});
+    fresh.add(texts.back(), {});
+    CHECK(ring.bytes() == fresh.bytes());
+  }
+}

@@ -301,6 +301,9 @@ struct Ring::Writer::State {
     if (match) unmatch();  // the text ended inside a block that had matched so far
     s.final_newline = carry.empty();
     if (!carry.empty() && !line(carry)) return false;
+    // A last line without '\n' that was a header began a match: its block is that line alone,
+    // and the match's references to the remembered body and shape are let go.
+    drop_match();
     take_pending();
     if (!block.empty()) s.blocks.push_back(ring->acquire_shape(block));
     block.clear();
