@@ -121,10 +121,37 @@ struct Ring::Impl {
   Id acquire_shape(const Shape& shape) {
     const auto before = shapes.size();
     const Id id = shapes.acquire(shape);
-    if (shapes.size() > before) pool_bytes += shape.size() * sizeof(Id) + entry_overhead;
-    else for (Id line : shape) release_line(line);
+    if (shapes.size() > before) {
+      pool_bytes += shape.size() * sizeof(Id) + entry_overhead;
+      know_new(id, shape);
+    } else {
+      for (Id line : shape) release_line(line);
+    }
     return id;
   }
+
+  // The key a block is looked up by in known_blocks: its first line's id and the text of its
+  // other lines, each with its '\n'.
+  static std::uint64_t block_key(Id first, std::string_view rest) {
+    const std::uint64_t h = std::hash<std::string_view>{}(rest) * 0x9E3779B97F4A7C15ull ^ first;
+    return h == 0 ? 1 : h;  // 0 is known_key's "none"
+  }
+
+  // Every new shape of a block that could be looked up whole (more lines than its first, none
+  // of them header-like) is known, whichever way its block came in - held, compared with the
+  // last sample's, or the text's last - so which blocks are known depends on the shapes the
+  // ring holds, never on the order the samples came in (a ring cut to one sample costs what
+  // that sample alone costs).
+  void know_new(Id id, const Shape& shape) {
+    if (shape.size() < 2) return;
+    key_text.clear();
+    for (std::size_t i = 1; i < shape.size(); ++i) {
+      if (shape[i] & template_bit) return;
+      key_text.append(lines.get(shape[i])).push_back('\n');
+    }
+    know_block(block_key(shape.front(), key_text), id);
+  }
+  std::string key_text;  // know_new's buffer
 
   void release_shape(Id id) {
     // Most releases only count down (an evicted sample's blocks are the next sample's too);
@@ -386,10 +413,7 @@ struct Ring::Writer::State {
     pending.clear();
   }
 
-  std::uint64_t block_key() const {
-    const std::uint64_t h = std::hash<std::string_view>{}(pending) * 0x9E3779B97F4A7C15ull ^ block.front();
-    return h == 0 ? 1 : h;  // 0 is known_key's "none"
-  }
+  std::uint64_t block_key() const { return Impl::block_key(block.front(), pending); }
 
   void end_held_block() {
     const auto key = block_key();
@@ -410,8 +434,7 @@ struct Ring::Writer::State {
       return;
     }
     take_pending();
-    const Id shape = ring->acquire_shape(block);
-    ring->know_block(key, shape);
+    const Id shape = ring->acquire_shape(block);  // known by `key` if it is new (know_new)
     s.blocks.push_back(shape);
     remember(shape);  // held: it has lines after its first
     block.clear();
