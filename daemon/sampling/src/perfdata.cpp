@@ -225,17 +225,18 @@ std::optional<std::string_view> value_bytes(const Bytes& b, std::size_t at, cons
   return b.slice(at + h.data_offset, length);
 }
 
-// Adds the entry's value to `out`; false (with `why`) if it does not fit the entry.
-bool decode_value(const Bytes& b, std::size_t at, const EntryHeader& h, std::string name, PerfData& out,
-                  std::string& why) {
+// Adds the entry's value to `out` when `keep`; false (with `why`) if it does not fit the entry,
+// kept or not, so a parse that keeps fewer entries stops where the whole one does.
+bool decode_value(const Bytes& b, std::size_t at, const EntryHeader& h, std::string_view name, PerfData& out,
+                  std::string& why, bool keep) {
   if (h.vector_length < 0) return refuse(why, "negative vector_length");
   if (h.type == 'J' && h.vector_length == 0) {
     if (!value_bytes(b, at, h, 8)) return refuse(why, "jlong value past the entry's end");
-    out.longs.emplace(std::move(name), b.i64(at + h.data_offset).value_or(0));
+    if (keep) out.longs.emplace(std::string(name), b.i64(at + h.data_offset).value_or(0));
   } else if (h.type == 'B' && h.vector_length > 0) {
     const auto raw = value_bytes(b, at, h, static_cast<std::size_t>(h.vector_length));
     if (!raw) return refuse(why, "vector_length " + std::to_string(h.vector_length) + " past the entry's end");
-    out.strings.emplace(std::move(name), std::string(raw->substr(0, raw->find('\0'))));
+    if (keep) out.strings.emplace(std::string(name), std::string(raw->substr(0, raw->find('\0'))));
   }
   // Any other kind is skipped, so a future JVM's new types do not hide the counters we know.
   return true;
@@ -249,9 +250,8 @@ bool decode_entry(const Bytes& b, std::size_t at, const EntryHeader& h, PerfData
   const auto field = b.slice(at + h.name_offset, name_end - h.name_offset);
   const auto name = field ? c_string(*field) : std::nullopt;
   if (!name || name->empty()) return refuse(why, "name empty or not NUL-terminated inside the entry");
-  if (keep == PerfDataKeep::counters && !is_counter_name(*name)) return true;
   // Duplicates are not written by HotSpot; the first one wins.
-  return decode_value(b, at, h, std::string(*name), out, why);
+  return decode_value(b, at, h, *name, out, why, keep == PerfDataKeep::all || is_counter_name(*name));
 }
 
 // Walks the published entries; stops at the first bad one, leaving `out.complete` false.
