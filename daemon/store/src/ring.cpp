@@ -118,12 +118,14 @@ struct Ring::Impl {
   }
 
   // A shape owns one reference to each of its lines; a shape seen before already does.
-  Id acquire_shape(const Shape& shape) {
+  // `key`: the block's key when the caller hashed it already (a held block's text).
+  Id acquire_shape(const Shape& shape, std::optional<std::uint64_t> key = std::nullopt) {
     const auto before = shapes.size();
     const Id id = shapes.acquire(shape);
     if (shapes.size() > before) {
       pool_bytes += shape.size() * sizeof(Id) + entry_overhead;
-      know_new(id, shape);
+      if (key) know_block(*key, id);
+      else know_new(id, shape);
     } else {
       for (Id line : shape) release_line(line);
     }
@@ -434,7 +436,7 @@ struct Ring::Writer::State {
       return;
     }
     take_pending();
-    const Id shape = ring->acquire_shape(block);  // known by `key` if it is new (know_new)
+    const Id shape = ring->acquire_shape(block, key);  // known by `key` if it is new
     s.blocks.push_back(shape);
     remember(shape);  // held: it has lines after its first
     block.clear();
