@@ -11,7 +11,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
@@ -226,6 +228,28 @@ TEST_CASE("json dump: with a text sink the file streams there; a refusal keeps i
   REQUIRE(dumps.size() == 1);
   CHECK(dumps[0].format == model::DumpFormat::dump_to_file_json);
   CHECK(count_virtual(dumps[0], "metrics-vt-", model::ThreadState::blocked) >= 2);
+  CHECK(ours_in(our_dir) == 0);
+
+  // The daemon's way: the file read straight into lent buffers, given back in order.
+  std::vector<std::string> given;
+  request.on_text = {};
+  request.chunks = {[] {
+                      std::string b;
+                      b.reserve(8192);
+                      return b;
+                    },
+                    [&](std::string&& b) { given.push_back(std::move(b)); }};
+  const auto lent = sampling::attach_dump(request);
+  INFO(lent.error);
+  REQUIRE(lent.outcome == Outcome::ok);
+  CHECK(lent.text.empty());
+  REQUIRE(given.size() >= 2);
+  std::string joined;
+  for (const auto& g : given) joined += g;
+  const auto again = parser::parse_dumps(joined);
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].format == model::DumpFormat::dump_to_file_json);
+  CHECK(count_virtual(again[0], "metrics-vt-", model::ThreadState::blocked) >= 2);
   CHECK(ours_in(our_dir) == 0);
 }
 

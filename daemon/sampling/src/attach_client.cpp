@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "attach_preflight.hpp"
 #include "dump_file.hpp"
@@ -39,7 +40,8 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
                 std::function<void(DumpRecord)> done)
       : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
-        done_(std::move(done)), started_(Clock::now()), text_(request.bounds), file_text_(request.bounds) {}
+        done_(std::move(done)), started_(Clock::now()), text_(request.bounds), file_text_(request.bounds),
+        chunked_(request_.chunks) {}
 
   void start() {
     deadline_.expires_after(request_.timeout);
@@ -171,10 +173,11 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // Drain at full speed: nothing here waits for whoever takes the text (a sink only copies
   // it away). A reply past its bounds is given up at once and the connection closed (finish()).
   void read() {
-    socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](error_code ec, std::size_t n) {
+    into_ = space(text_);
+    socket_.async_read_some(asio::buffer(into_.data(), into_.size()), [self = shared_from_this()](error_code ec, std::size_t n) {
       if (self->finished_) return;
       self->bytes_ += n;
-      const auto payload = self->reply_.feed({self->buffer_.data(), n});
+      const auto payload = self->reply_.feed({self->into_.data(), n});
       self->stream_if_dump();
       if (!self->text_.append(payload))
         return self->finish(Outcome::too_large, self->text_.describe() + " (" + std::to_string(self->bytes_) + " bytes read)");
@@ -190,7 +193,21 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // on. Any other status keeps its text for the error message; a JSON reply is only the
   // "Created <path>" line.
   void stream_if_dump() {
-    if (request_.on_text && !json() && !text_.streaming() && reply_.status() == 0) text_.stream_to(request_.on_text);
+    if (streams() && !json() && !text_.streaming() && reply_.status() == 0) stream(text_);
+  }
+
+  bool streams() const { return request_.chunks || request_.on_text; }
+  void stream(BoundedReply& reply) {
+    if (request_.chunks) reply.stream_to([this](std::string_view text) { chunked_.add(text); });
+    else reply.stream_to(request_.on_text);
+  }
+
+  // Where the next read lands: once the reply streams to lent buffers, straight into one -
+  // whatever of it the bounds let through is then already in place (ChunkedText::add).
+  // Before (the status line, an error reply) and without them, the session's own buffer.
+  std::span<char> space(const BoundedReply& reply) {
+    if (request_.chunks && reply.streaming()) return chunked_.space();
+    return buffer_;
   }
 
   void end_of_reply() {
@@ -220,7 +237,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       if (auto* refusal = std::get_if<detail::Refusal>(&file)) return finish(refusal->outcome, refusal->error);
       dump_fd_ = std::get<Fd>(std::move(file));
     }
-    if (request_.on_text) file_text_.stream_to(request_.on_text);
+    if (streams()) stream(file_text_);
     read_file();
   }
 
@@ -228,13 +245,14 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // thread (and the HTTP server on it) for tens of milliseconds: one buffer per handler, so
   // whatever else is due runs in between; the dump's deadline still covers it.
   void read_file() {
-    const auto n = ::read(dump_fd_.get(), buffer_.data(), buffer_.size());
+    const auto into = space(file_text_);
+    const auto n = ::read(dump_fd_.get(), into.data(), into.size());
     if (n < 0 && errno == EINTR) return post_read_file();
     if (n < 0) return finish(Outcome::io_error, "reading " + dump_dir_.shown + "/" + dump_name_.file() + ": " + std::strerror(errno));
     if (n == 0) return file_text_.bytes() == 0 ? finish(Outcome::parse_error, "the JVM wrote an empty JSON dump")
                                                  : finish(Outcome::ok, {});
     // The file may grow after the size check (the JVM's uid can append): bounded here too.
-    if (!file_text_.append({buffer_.data(), static_cast<std::size_t>(n)}))
+    if (!file_text_.append({into.data(), static_cast<std::size_t>(n)}))
       return finish(Outcome::too_large, "the JSON dump passed limits.max_reply_bytes (" +
                                             std::to_string(request_.bounds.max_bytes) + " bytes)");
     post_read_file();
@@ -307,6 +325,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     socket_.close(ignored);
     deadline_.cancel();
     poll_.cancel();
+    chunked_.flush();  // the text's last buffer goes before the record
     auto& text = json() ? file_text_.text() : text_.text();
     DumpRecord result;
     result.outcome = outcome, result.error = std::move(error), result.elapsed = Clock::now() - started_;
@@ -333,6 +352,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   std::string request_bytes_;
   ReplyDecoder reply_;
   std::array<char, 64 * 1024> buffer_{};
+  std::span<char> into_;  // where the read in flight lands: buffer_ or a lent buffer
   BoundedReply text_;
   std::size_t bytes_ = 0;
   bool finished_ = false;
@@ -340,6 +360,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   DumpFileName dump_name_;    // json: the file the JVM is asked to write there
   Fd dump_fd_;                // json: that file, once checked
   BoundedReply file_text_;    // json: its content
+  ChunkedText chunked_;       // with DumpRequest::chunks: the lent buffers the text is read into
 };
 
 }  // namespace

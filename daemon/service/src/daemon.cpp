@@ -295,7 +295,7 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
     w->form_reason = why;
     log::info("dump form", {{"target", w->label}, {"form", std::string(sampling::to_string(request.form))}, {"reason", why}});
   }
-  request.on_text = text_sink(w);
+  request.chunks = text_chunks(w);
   // A failure is observed here (a JSON dump the JVM cannot write sends the target to print);
   // an ok dump once it is parsed, with the evidence read from it (process()).
   auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
@@ -329,44 +329,38 @@ void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   });
 }
 
-// Posted behind every chunk the sink posted before it (the processing thread runs posts in
-// order), so process() finds the dump's whole text in its stream. The scheduler has one dump
-// of a target in flight and delivers it before starting another: the latest token is its.
+// Posted behind every chunk of the dump (the backend gives its last before it delivers the
+// record, and the processing thread runs posts in order), so process() finds the dump's whole
+// text in its stream. The scheduler has one dump of a target in flight and delivers it before
+// starting another: the latest token is its.
 void Daemon::Impl::on_dump(sampling::DumpEvent event) {
   auto w = find(event.target);
   if (!w) return;
-  flush(w);  // the dump's last text goes before it
   const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
   asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, token = w->last_token]() mutable {
     self->process(w, std::move(event), missed, token);
   });
 }
 
-// Each post wakes the processing thread (a futex and two context switches); a reply arrives
-// in reads of up to 64 KiB, so reads are gathered and posted kPostBytes at a time: a 1.5 MB
-// dump in 6 posts instead of 25.
-constexpr std::size_t kPostBytes = 256 * 1024;
+// Each post may wake the processing thread (a futex and two context switches), and each read
+// of the socket is a round of the event loop: the reply is read straight into buffers of
+// kChunkBytes, each posted once full - a 1.5 MB dump in 6 reads and 6 posts, where reads of
+// 64 KiB copied into such buffers took 25 reads and a copy of every byte.
+constexpr std::size_t kChunkBytes = 256 * 1024;
 
-std::function<void(std::string_view)> Daemon::Impl::text_sink(const std::shared_ptr<Watched>& w) {
-  return [self = shared_from_this(), w, token = ++w->last_token](std::string_view chunk) {
-    if (w->outgoing_token != token) self->flush(w);  // a dump given up left text behind
-    w->outgoing_token = token;
-    if (w->outgoing.empty()) {
-      w->outgoing = self->chunks.take();
-      w->outgoing.reserve(kPostBytes + chunk.size());  // one allocation, never doubled past it
-    }
-    w->outgoing.append(chunk);
-    if (w->outgoing.size() >= kPostBytes) self->flush(w);
+sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w) {
+  auto take = [self = shared_from_this()] {
+    auto buffer = self->chunks.take();
+    if (buffer.capacity() < kChunkBytes) buffer.reserve(kChunkBytes);
+    return buffer;
   };
-}
-
-void Daemon::Impl::flush(const std::shared_ptr<Watched>& w) {
-  if (w->outgoing.empty()) return;
-  asio::post(worker, [self = shared_from_this(), w, token = w->outgoing_token, chunk = std::move(w->outgoing)]() mutable {
-    self->stream_chunk(*w, token, chunk);
-    self->chunks.give(std::move(chunk));
-  });
-  w->outgoing.clear();  // moved from: empty, and ready to take a pooled buffer
+  auto give = [self = shared_from_this(), w, token = ++w->last_token](std::string&& chunk) {
+    asio::post(self->worker, [self, w, token, chunk = std::move(chunk)]() mutable {
+      self->stream_chunk(*w, token, chunk);
+      self->chunks.give(std::move(chunk));
+    });
+  };
+  return {std::move(take), std::move(give)};
 }
 
 // The chunk is parsed and written to the ring at once: no dump's text is held whole.

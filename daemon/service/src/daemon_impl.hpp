@@ -50,15 +50,13 @@ struct Watched {
   log::RateLimit failure_log{std::chrono::minutes(1)};
   bool logged_failing = false;
   sampling::PodLookup pod;   // targets.kubernetes: its namespace, pod and container, or why not
-  // A dump's text streams from the io thread to the processing thread (DumpRequest::on_text),
+  // A dump's text streams from the io thread to the processing thread (DumpRequest::chunks),
   // each dump under a token of its own, so chunks of a dump given up (the scheduler's
   // watchdog) that arrive late never reach the next dump's stream.
   std::uint64_t last_token = 0;      // io thread only: the latest dump handed a sink
   std::uint64_t stream_token = 0;    // the dump whose text state's stream holds
   std::uint64_t closed_token = 0;    // dumps up to this one were delivered: their chunks are dropped
   std::chrono::steady_clock::duration stream_cost{};  // processing time spent on the stream's chunks
-  std::string outgoing;              // io thread only: text of dump `outgoing_token` not posted yet
-  std::uint64_t outgoing_token = 0;
   // Its publications to the exporter (Daemon::Impl::publish), on the processing thread.
   std::chrono::steady_clock::time_point published{};
   std::optional<boost::asio::steady_timer> publish_timer;  // made on first use, on the processing thread's executor
@@ -86,10 +84,9 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
-  /// The sink of a dump's text: chunks are gathered (in a buffer of `chunks`) and posted to the
-  /// processing thread kPostBytes at a time; flush() posts the rest.
-  std::function<void(std::string_view)> text_sink(const std::shared_ptr<Watched>& w);
-  void flush(const std::shared_ptr<Watched>& w);
+  /// Where a dump's text goes: read into buffers of `chunks` (kChunkBytes each) and each one,
+  /// filled, posted to the processing thread under the dump's token.
+  sampling::TextChunks text_chunks(const std::shared_ptr<Watched>& w);
   void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
   /// The target's latest state to the exporter, at most once per kPublishEvery (w->mu held,
   /// processing thread).

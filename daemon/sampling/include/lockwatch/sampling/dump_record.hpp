@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "lockwatch/sampling/bounded_reply.hpp"
+#include "lockwatch/sampling/text_chunks.hpp"
 
 namespace lockwatch::sampling {
 
@@ -60,6 +61,11 @@ struct DumpRequest {
   /// payload of a Thread.print whose status is 0, or the JSON file - never an error reply;
   /// the bounds hold as without it. The jstack backend ignores it and keeps its text.
   std::function<void(std::string_view)> on_text{};
+  /// Instead of on_text (the attach backend; when both are set this one): the same text,
+  /// read straight into buffers the caller lends and given back to it filled - nothing is
+  /// copied between the socket (or the JSON file) and the caller. The last buffer is given
+  /// before the record is delivered.
+  TextChunks chunks{};
 };
 
 /// Everything known of a finished dump except its text: what the ring keeps per sample.

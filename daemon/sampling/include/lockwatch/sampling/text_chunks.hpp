@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// A dump's text in buffers its consumer lends: the reply is read straight into them.
+//
+// Why it exists: the daemon hands a dump's text to its processing thread in buffers of
+// 256 KiB. Read into the attach session's own 64 KiB buffer first, every byte was copied once
+// more on the io thread, and a 1.5 MB reply took ~25 reads, each with a round of the event
+// loop. Read into the lent buffer itself, up to its capacity, the copy is gone and so are
+// three quarters of the reads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lockwatch::sampling {
+
+/// The consumer's side. `take` lends a buffer (its contents do not matter) whose capacity is
+/// how far to fill it; `give` gets each one back with the text in it (its size), in order.
+struct TextChunks {
+  std::function<std::string()> take;
+  std::function<void(std::string&&)> give;
+  explicit operator bool() const noexcept { return take && give; }
+};
+
+/// The producer's side: where reads land, and what of them is text.
+class ChunkedText {
+ public:
+  /// A lent buffer smaller than this is grown to kMinCapacity: reads of a few bytes each
+  /// would make the copy saved a system call spent.
+  static constexpr std::size_t kSmallest = 4096;
+  static constexpr std::size_t kMinCapacity = 64 * 1024;
+
+  explicit ChunkedText(TextChunks chunks) : chunks_(std::move(chunks)) {}
+
+  /// Where the next read may land: the free end of the buffer being filled (one is taken when
+  /// there is none). Valid until the next call of any member.
+  std::span<char> space();
+  /// `text` is the next text. When it begins where space() began it is already in place and
+  /// only counted; otherwise it is copied in, over as many buffers as it needs. A buffer is
+  /// given once it is full.
+  void add(std::string_view text);
+  /// Gives the buffer being filled, if it holds any text.
+  void flush();
+
+  std::size_t bytes() const noexcept { return bytes_; }  // text added so far
+
+ private:
+  void ensure_buffer();
+  void give_if_full();
+
+  TextChunks chunks_;
+  std::string buffer_;  // while lent, its size is its capacity; the first fill_ bytes are text
+  std::size_t fill_ = 0;
+  bool lent_ = false;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace lockwatch::sampling

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lockwatch/sampling/text_chunks.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace lockwatch::sampling {
+
+void ChunkedText::ensure_buffer() {
+  if (lent_) return;
+  buffer_ = chunks_.take();
+  if (buffer_.capacity() < kSmallest) buffer_.reserve(kMinCapacity);
+  // Only what lies past the buffer's old size is written here: a buffer given back full and
+  // lent again costs nothing.
+  buffer_.resize(buffer_.capacity());
+  fill_ = 0;
+  lent_ = true;
+}
+
+std::span<char> ChunkedText::space() {
+  ensure_buffer();
+  return {buffer_.data() + fill_, buffer_.size() - fill_};
+}
+
+void ChunkedText::add(std::string_view text) {
+  bytes_ += text.size();
+  if (lent_ && text.data() == buffer_.data() + fill_ && text.size() <= buffer_.size() - fill_) {
+    fill_ += text.size();
+    return give_if_full();
+  }
+  while (!text.empty()) {
+    ensure_buffer();
+    const auto n = std::min(text.size(), buffer_.size() - fill_);
+    std::memcpy(buffer_.data() + fill_, text.data(), n);
+    fill_ += n;
+    text.remove_prefix(n);
+    give_if_full();
+  }
+}
+
+void ChunkedText::give_if_full() {
+  if (lent_ && fill_ == buffer_.size()) flush();
+}
+
+void ChunkedText::flush() {
+  if (!lent_ || fill_ == 0) return;
+  buffer_.resize(fill_);
+  lent_ = false;
+  fill_ = 0;
+  chunks_.give(std::move(buffer_));
+  buffer_ = std::string();
+}
+
+}  // namespace lockwatch::sampling

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockwatch/sampling/text_chunks.hpp"
+
+using namespace lockwatch::sampling;
+
+namespace {
+
+// A consumer that lends buffers of `capacity` and records what it gets back.
+struct Consumer {
+  explicit Consumer(std::size_t c) : capacity(c) {}
+  std::size_t capacity;
+  std::vector<const char*> lent;
+  std::vector<std::string> given;
+
+  TextChunks chunks() {
+    return {[this] {
+              std::string b;
+              b.reserve(capacity);
+              lent.push_back(b.data());
+              return b;
+            },
+            [this](std::string&& b) { given.push_back(std::move(b)); }};
+  }
+  std::string text() const {
+    std::string all;
+    for (const auto& g : given) all += g;
+    return all;
+  }
+};
+
+// What a read does: writes `bytes` where space() says and returns the part that landed.
+std::string_view read_into(ChunkedText& out, std::string_view bytes) {
+  const auto space = out.space();
+  const auto n = std::min(space.size(), bytes.size());
+  std::memcpy(space.data(), bytes.data(), n);
+  return {space.data(), n};
+}
+
+}  // namespace
+
+TEST_CASE("text chunks: reads land in the lent buffer and it is given back as it was lent", "[attach][chunks]") {
+  Consumer consumer(8192);
+  ChunkedText out(consumer.chunks());
+  const std::string text(20000, 'x');
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto landed = read_into(out, rest);
+    out.add(landed);
+    rest.remove_prefix(landed.size());
+  }
+  out.flush();
+  CHECK(consumer.text() == text);
+  REQUIRE(consumer.given.size() == 3);  // 8192 + 8192 + 3616
+  CHECK(consumer.given[0].size() == 8192);
+  CHECK(consumer.given[2].size() == 20000 - 2 * 8192);
+  // Not copied: each buffer given is the one lent, filled where it lay.
+  for (std::size_t i = 0; i < consumer.given.size(); ++i) CHECK(consumer.given[i].data() == consumer.lent[i]);
+  CHECK(out.bytes() == text.size());
+}
+
+TEST_CASE("text chunks: text from elsewhere is copied in, over as many buffers as it needs", "[attach][chunks]") {
+  Consumer consumer(5000);
+  ChunkedText out(consumer.chunks());
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += std::to_string(i) + '\n';
+  out.add(std::string_view(text).substr(0, 7));
+  out.add(std::string_view(text).substr(7, 12000));  // past two buffers
+  const auto landed = read_into(out, std::string_view(text).substr(12007, 100));  // then in place again
+  out.add(landed);
+  out.add(std::string_view(text).substr(12107));
+  out.flush();
+  out.flush();  // nothing more to give
+  CHECK(consumer.text() == text);
+  for (std::size_t i = 0; i + 1 < consumer.given.size(); ++i) CHECK(consumer.given[i].size() == 5000);
+}
+
+TEST_CASE("text chunks: nothing is given without text; a small lent buffer is grown", "[attach][chunks]") {
+  Consumer consumer(0);
+  {
+    ChunkedText out(consumer.chunks());
+    out.flush();
+    CHECK(consumer.given.empty());
+    CHECK(out.space().size() >= ChunkedText::kMinCapacity);
+    out.flush();  // lent, but empty: still nothing to give
+    CHECK(consumer.given.empty());
+  }
+  // Text a bound held back (BoundedReply passes none of a read past it) lands but is not
+  // text: only what add() was told counts.
+  Consumer bounded(8192);
+  ChunkedText out(bounded.chunks());
+  const auto first = read_into(out, "abc");
+  out.add(first);
+  read_into(out, "never added");
+  out.flush();
+  REQUIRE(bounded.given.size() == 1);
+  CHECK(bounded.given[0] == "abc");
+}
