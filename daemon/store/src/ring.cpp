@@ -453,9 +453,10 @@ struct Ring::Writer::State {
     } else if (text != known) {
       return false;
     }
-    ring->lines.add_ref(e.header & ~template_bit);
+    // Its reference to the header line is taken only if the block turns out to be another one
+    // (drop_match): a whole match ends in the remembered shape, which holds its own.
     block.push_back(e.header);
-    begin_match(e.body, e.shape);
+    begin_match(e.body, e.shape, false);
     ++expected_at;
     return true;
   }
@@ -467,7 +468,8 @@ struct Ring::Writer::State {
   struct Match {
     Id body = 0;
     Id shape = 0;
-    std::size_t at = 0;  // bytes of the body matched so far
+    std::size_t at = 0;       // bytes of the body matched so far
+    bool header_ref = true;   // the block holds a reference to its header line (block.front())
   };
 
   void start_match() {
@@ -478,10 +480,10 @@ struct Ring::Writer::State {
     expected_at = it->second.order_at + 1;  // the threads after it are expected next
   }
 
-  void begin_match(Id body, Id shape) {
+  void begin_match(Id body, Id shape, bool header_ref = true) {
     ring->shapes.add_ref(shape);
     ring->bodies.add_ref(body);
-    match = Match{body, shape, 0};
+    match = Match{body, shape, 0, header_ref};
   }
 
   // Takes the chunk's bytes from `at` while they equal the rest of the body; returns where the
@@ -505,7 +507,7 @@ struct Ring::Writer::State {
   // The remembered block, whole: it is this block.
   void end_matched_block() {
     s.blocks.push_back(match->shape);  // the match's references are the sample's and seen's now
-    ring->release_line(block.front());  // the shape holds its own reference to its header
+    if (match->header_ref) ring->release_line(block.front());  // the shape holds its own reference to its header
     seen.push_back({block.front(), match->shape, {}, match->body});
     block.clear();
     match.reset();
@@ -525,8 +527,11 @@ struct Ring::Writer::State {
     drop_match();
   }
 
+  // The block goes on without the match (an ordinary one, or released whole): it owns its
+  // header line's reference from here.
   void drop_match() {
     if (!match) return;
+    if (!match->header_ref) ring->lines.add_ref(block.front() & ~template_bit);
     ring->release_shape(match->shape);
     ring->release_body(match->body);
     match.reset();
