@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The buffers a dump's text crosses from the io thread to the processing thread in.
 //
-// Why it exists: a 1.5 MB dump is read into ~6 buffers of 256 KiB that cross to the
-// processing thread. Fresh buffers every sample meant fresh pages: the kernel's page faults
+// Why it exists: a dump is read into buffers of chunk_bytes that cross to the processing
+// thread. Fresh buffers every sample meant fresh pages: the kernel's page faults
 // and the allocator's work were a large part of a sample's CPU. Buffers given back after
 // their chunk was parsed are handed out again, so a steady stream of samples reuses the same
 // memory. At most `keep` are kept; one larger than any chunk should be is dropped instead.
@@ -18,8 +18,9 @@ namespace lockwatch::service {
 
 class ChunkPool {
  public:
+  /// The size of a chunk: what the daemon lends for a reply to be read into.
+  static constexpr std::size_t chunk_bytes = 256 * 1024;
   static constexpr std::size_t keep = 8;
-  static constexpr std::size_t max_capacity = 1024 * 1024;
 
   /// A buffer from the pool (a new, empty one when it is empty). Its contents do not matter
   /// to whoever takes it; they are left as they were, so making it as large as its capacity
@@ -34,9 +35,9 @@ class ChunkPool {
     return buffer;
   }
 
-  /// Back to the pool, unless it is full or the buffer grew past the usual chunk.
+  /// Back to the pool, unless it is full or the buffer is larger than a chunk.
   void give(std::string&& buffer) {
-    if (buffer.capacity() > max_capacity) return;
+    if (buffer.capacity() > chunk_bytes) return;
     std::lock_guard lock(mu_);
     if (free_.size() < keep) free_.push_back(std::move(buffer));
   }

@@ -310,9 +310,10 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
 }
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off. The
-// counters are published at once only when no dump follows: otherwise that dump's processing
-// (process(), after this on the same thread) publishes them with the dump's own figures;
-// rendering every series of the target twice per tick was ~6% of a profile at 5 Hz.
+// counters are published at once only when no dump follows: otherwise they go to the
+// processing thread with that dump (on_dump), whose processing publishes them with the dump's
+// own figures - rendering every series of the target twice per tick was ~6% of a profile at
+// 5 Hz, and a post of their own woke the idle processing thread once more per sample.
 void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
@@ -321,11 +322,12 @@ void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root, nullptr,
                                              sampling::PerfDataKeep::counters);
   if (!data) return;
-  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now(),
-                      publish = !dump_follows] {
+  if (dump_follows) return void(w->tick_perf = Watched::TickPerf{sampling::counters_of(*data), unix_now()});
+  w->tick_perf.reset();  // these are newer
+  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
     std::lock_guard lock(w->mu);
     w->state.add_perf(counters, now);
-    if (publish) self->publish(w);
+    self->publish(w);
   });
 }
 
@@ -337,21 +339,25 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
   auto w = find(event.target);
   if (!w) return;
   const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
-  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, token = w->last_token]() mutable {
+  asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, token = w->last_token,
+                      perf = std::exchange(w->tick_perf, std::nullopt)]() mutable {
+    if (perf) {
+      std::lock_guard lock(w->mu);
+      w->state.add_perf(perf->counters, perf->at);
+    }
     self->process(w, std::move(event), missed, token);
   });
 }
 
 // Each post may wake the processing thread (a futex and two context switches), and each read
 // of the socket is a round of the event loop: the reply is read straight into buffers of
-// kChunkBytes, each posted once full - a 1.5 MB dump in 6 reads and 6 posts, where reads of
-// 64 KiB copied into such buffers took 25 reads and a copy of every byte.
-constexpr std::size_t kChunkBytes = 256 * 1024;
-
+// ChunkPool::chunk_bytes, each posted once full. A read takes all the socket holds (the JVM's
+// side buffers ~200 KiB): a 1.5 MB dump in ~12 reads and 6 posts, where reads of 64 KiB
+// copied into such buffers took ~25 reads and a copy of every byte.
 sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w) {
   auto take = [self = shared_from_this()] {
     auto buffer = self->chunks.take();
-    if (buffer.capacity() < kChunkBytes) buffer.reserve(kChunkBytes);
+    if (buffer.capacity() < ChunkPool::chunk_bytes) buffer.reserve(ChunkPool::chunk_bytes);
     return buffer;
   };
   auto give = [self = shared_from_this(), w, token = ++w->last_token](std::string&& chunk) {

@@ -19,6 +19,7 @@
 #include "lockwatch/asio.hpp"
 #include "lockwatch/sampling/discovery.hpp"
 #include "lockwatch/sampling/dump_form.hpp"
+#include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/sampling/pod_identity.hpp"
 #include "lockwatch/sampling/scheduler.hpp"
 #include "lockwatch/service/daemon.hpp"
@@ -41,6 +42,11 @@ struct Watched {
   const sampling::DiscoveredJvm jvm;
   const std::string label;   // read by the io thread without the mutex
   sampling::FormChooser form;  // io thread only: which dump form its next sample takes
+  struct TickPerf {
+    sampling::JvmCounters counters;
+    double at = 0;  // unix seconds
+  };
+  std::optional<TickPerf> tick_perf;  // io thread only: read at a tick a dump follows, sent with it
   std::string form_reason;      // io thread only: why, as last logged
   std::mutex mu;             // guards everything below
   TargetState state;
@@ -84,7 +90,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
   void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
-  /// Where a dump's text goes: read into buffers of `chunks` (kChunkBytes each) and each one,
+  /// Where a dump's text goes: read into buffers of `chunks` (ChunkPool::chunk_bytes each) and each one,
   /// filled, posted to the processing thread under the dump's token.
   sampling::TextChunks text_chunks(const std::shared_ptr<Watched>& w);
   void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
