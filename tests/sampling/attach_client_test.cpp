@@ -18,6 +18,7 @@
 
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
+#include "lent_buffers.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
 #include "skip.hpp"
@@ -136,27 +137,18 @@ TEST_CASE("attach: with lent buffers the dump is read into them and each is give
   sampling::DumpRequest request;
   request.pid = jvm->pid();
   request.timeout = 20s;
-  constexpr std::size_t capacity = sampling::ChunkedText::kSmallest;  // the smallest taken as it is: several per dump
-  std::vector<std::string> given;
-  std::size_t lent = 0;
-  request.chunks = {[&] {
-                      std::string b;
-                      b.reserve(capacity);
-                      ++lent;
-                      return b;
-                    },
-                    [&](std::string&& b) { given.push_back(std::move(b)); }};
+  test::LentBuffers lent(sampling::ChunkedText::kSmallest);  // the smallest taken as it is: several per dump
+  request.chunks = lent.chunks();
   const auto streamed = sampling::attach_dump(request);
   INFO(streamed.error);
   REQUIRE(streamed.outcome == Outcome::ok);
   CHECK(streamed.text.empty());
-  std::string sunk;
-  for (const auto& g : given) sunk += g;
+  const auto sunk = lent.text();
   CHECK(sunk.find("Full thread dump") != std::string::npos);
   CHECK(sunk.find("0\n") != 0);  // the status line is not part of the text
-  REQUIRE(given.size() >= 2);     // a dump of this JVM is larger than one buffer
-  for (std::size_t i = 0; i + 1 < given.size(); ++i) CHECK(given[i].size() == capacity);
-  CHECK(lent <= given.size() + 1);  // at most the one an end of text on a buffer's edge took
+  REQUIRE(lent.given.size() >= 2);  // a dump of this JVM is larger than one buffer
+  for (std::size_t i = 0; i + 1 < lent.given.size(); ++i) CHECK(lent.given[i].size() == lent.capacity);
+  CHECK(lent.lent.size() <= lent.given.size() + 1);  // at most the one an end of text on a buffer's edge took
   const auto whole = dump(jvm->pid());
   REQUIRE(whole.outcome == Outcome::ok);
   CHECK(java_threads(sunk) == java_threads(whole.text));

@@ -18,6 +18,7 @@
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
 #include "lockwatch/sampling/dump_file_name.hpp"
+#include "lent_buffers.hpp"
 #include "process.hpp"
 #include "test_support.hpp"
 
@@ -231,21 +232,15 @@ TEST_CASE("json dump: with a text sink the file streams there; a refusal keeps i
   CHECK(ours_in(our_dir) == 0);
 
   // The daemon's way: the file read straight into lent buffers, given back in order.
-  std::vector<std::string> given;
+  test::LentBuffers buffers(8192);
   request.on_text = {};
-  request.chunks = {[] {
-                      std::string b;
-                      b.reserve(8192);
-                      return b;
-                    },
-                    [&](std::string&& b) { given.push_back(std::move(b)); }};
+  request.chunks = buffers.chunks();
   const auto lent = sampling::attach_dump(request);
   INFO(lent.error);
   REQUIRE(lent.outcome == Outcome::ok);
   CHECK(lent.text.empty());
-  REQUIRE(given.size() >= 2);
-  std::string joined;
-  for (const auto& g : given) joined += g;
+  REQUIRE(buffers.given.size() >= 2);
+  const auto joined = buffers.text();
   const auto again = parser::parse_dumps(joined);
   REQUIRE(again.size() == 1);
   CHECK(again[0].format == model::DumpFormat::dump_to_file_json);

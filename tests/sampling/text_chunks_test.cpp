@@ -6,34 +6,12 @@
 #include <string_view>
 #include <vector>
 
+#include "lent_buffers.hpp"
 #include "lockwatch/sampling/text_chunks.hpp"
 
 using namespace lockwatch::sampling;
 
 namespace {
-
-// A consumer that lends buffers of `capacity` and records what it gets back.
-struct Consumer {
-  explicit Consumer(std::size_t c) : capacity(c) {}
-  std::size_t capacity;
-  std::vector<const char*> lent;
-  std::vector<std::string> given;
-
-  TextChunks chunks() {
-    return {[this] {
-              std::string b;
-              b.reserve(capacity);
-              lent.push_back(b.data());
-              return b;
-            },
-            [this](std::string&& b) { given.push_back(std::move(b)); }};
-  }
-  std::string text() const {
-    std::string all;
-    for (const auto& g : given) all += g;
-    return all;
-  }
-};
 
 // What a read does: writes `bytes` where space() says and returns the part that landed.
 std::string_view read_into(ChunkedText& out, std::string_view bytes) {
@@ -46,7 +24,7 @@ std::string_view read_into(ChunkedText& out, std::string_view bytes) {
 }  // namespace
 
 TEST_CASE("text chunks: reads land in the lent buffer and it is given back as it was lent", "[attach][chunks]") {
-  Consumer consumer(8192);
+  lockwatch::test::LentBuffers consumer(8192);
   ChunkedText out(consumer.chunks());
   const std::string text(20000, 'x');
   std::string_view rest = text;
@@ -66,7 +44,7 @@ TEST_CASE("text chunks: reads land in the lent buffer and it is given back as it
 }
 
 TEST_CASE("text chunks: text from elsewhere is copied in, over as many buffers as it needs", "[attach][chunks]") {
-  Consumer consumer(5000);
+  lockwatch::test::LentBuffers consumer(5000);
   ChunkedText out(consumer.chunks());
   std::string text;
   for (int i = 0; i < 3000; ++i) text += std::to_string(i) + '\n';
@@ -82,7 +60,7 @@ TEST_CASE("text chunks: text from elsewhere is copied in, over as many buffers a
 }
 
 TEST_CASE("text chunks: nothing is given without text; a small lent buffer is grown", "[attach][chunks]") {
-  Consumer consumer(0);
+  lockwatch::test::LentBuffers consumer(0);
   {
     ChunkedText out(consumer.chunks());
     out.flush();
@@ -93,7 +71,7 @@ TEST_CASE("text chunks: nothing is given without text; a small lent buffer is gr
   }
   // Text a bound held back (BoundedReply passes none of a read past it) lands but is not
   // text: only what add() was told counts.
-  Consumer bounded(8192);
+  lockwatch::test::LentBuffers bounded(8192);
   ChunkedText out(bounded.chunks());
   const auto first = read_into(out, "abc");
   out.add(first);
