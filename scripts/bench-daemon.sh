@@ -66,6 +66,13 @@ base=${url%/metrics}
 metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+# Each thread of the daemon: "tid ns-on-CPU context-switches" (schedstat counts nanoseconds,
+# where /proc/PID/stat counts clock ticks).
+threads_now() {
+  for t in /proc/"$daemon"/task/*; do
+    echo "${t##*/} $(awk '{ print $1 }' "$t/schedstat") $(awk '/ctxt_switches/ { s += $2 } END { print s }' "$t/status")"
+  done
+}
 
 echo "waiting for the ring to hold $samples dumps of $threads (+$churning churning) threads, one every $interval..."
 cpu0=$(cpu_ticks "$daemon"); ok0=$(metric 'lockwatch_samples_total{result="ok"')
@@ -75,11 +82,16 @@ cpu1=$(cpu_ticks "$daemon"); ok1=$(metric 'lockwatch_samples_total{result="ok"')
 safepoint1=$(metric lockwatch_jvm_safepoint_seconds_total)
 
 echo "the ring is full: $steady s more, each sample evicting the oldest..."
-ok2=$(metric 'lockwatch_samples_total{result="ok"'); cpu2=$(cpu_ticks "$daemon")
+ok2=$(metric 'lockwatch_samples_total{result="ok"'); cpu2=$(cpu_ticks "$daemon"); threads_now >"$work/threads.2"
 safepoint2=$(metric lockwatch_jvm_safepoint_seconds_total)
 sleep "$steady"
-ok3=$(metric 'lockwatch_samples_total{result="ok"'); cpu3=$(cpu_ticks "$daemon")
+ok3=$(metric 'lockwatch_samples_total{result="ok"'); cpu3=$(cpu_ticks "$daemon"); threads_now >"$work/threads.3"
 safepoint3=$(metric lockwatch_jvm_safepoint_seconds_total)
+# The io thread is the main one; the processing thread is the busiest of the others.
+per_thread=$(join "$work/threads.2" "$work/threads.3" | awk -v io="$daemon" -v n=$((ok3 - ok2)) '
+  { cpu = ($4 - $2) / 1e6 / n; cs = ($5 - $3) / n
+    if ($1 == io) { io_cpu = cpu; io_cs = cs } else if (cpu > p_cpu) { p_cpu = cpu; p_cs = cs } }
+  END { if (n > 0) printf "io thread %.2f ms (%.1f context switches), processing thread %.2f ms (%.1f)", io_cpu, io_cs, p_cpu, p_cs }')
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -104,7 +116,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu=$((cpu1 - cpu0)) -v hz="$hz" -v ok=$((ok1 - ok0)) -v sp0="$safepoint0" -v sp1="$safepoint1" -v missed="$missed" \
     -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
-    -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" 'BEGIN {
+    -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
@@ -112,6 +124,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
   if (ok_full > 0) {
     full_ms = 1000 * cpu_full / hz / ok_full; full_pause = 1000 * (sp3 - sp2) / ok_full
     printf "cpu full: %.2f ms of daemon CPU per sample with the ring full (%d samples); JVM safepoint %.2f ms per dump (ratio %.2f)\n", full_ms, ok_full, full_pause, full_ms / full_pause
+    printf "threads:  per sample with the ring full: %s\n", per_thread
   }
   printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
