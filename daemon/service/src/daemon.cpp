@@ -100,6 +100,9 @@ Daemon::Impl::Impl(DaemonSettings s)
 }
 
 void Daemon::Impl::start() {
+  // Alive from the start: /healthz may be asked before the processing thread has run the first
+  // beat (it said "stalled" then); one that never answers still shows 10 s on.
+  worker_beat = steady_ns();
   server.start();
   if (config.attach.as == config::AttachAs::target) start_acting_as_targets();
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
