@@ -325,11 +325,12 @@ void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root, nullptr,
                                              sampling::PerfDataKeep::counters);
   if (!data) return;
-  if (dump_follows) return void(w->tick_perf = Watched::TickPerf{sampling::counters_of(*data), unix_now()});
+  Watched::TickPerf perf{sampling::counters_of(*data), unix_now()};
+  if (dump_follows) return void(w->tick_perf = std::move(perf));
   w->tick_perf.reset();  // these are newer
-  asio::post(worker, [self = shared_from_this(), w, counters = sampling::counters_of(*data), now = unix_now()] {
+  asio::post(worker, [self = shared_from_this(), w, perf = std::move(perf)] {
     std::lock_guard lock(w->mu);
-    w->state.add_perf(counters, now);
+    w->state.add_perf(perf.counters, perf.at);
     self->publish(w);
   });
 }
@@ -344,11 +345,7 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
   const auto missed = scheduler.stats(event.target).value_or(sampling::TargetStats{}).missed_ticks;
   asio::post(worker, [self = shared_from_this(), w, event = std::move(event), missed, token = w->last_token,
                       perf = std::exchange(w->tick_perf, std::nullopt)]() mutable {
-    if (perf) {
-      std::lock_guard lock(w->mu);
-      w->state.add_perf(perf->counters, perf->at);
-    }
-    self->process(w, std::move(event), missed, token);
+    self->process(w, std::move(event), missed, token, perf);
   });
 }
 
@@ -386,8 +383,9 @@ void Daemon::Impl::stream_chunk(Watched& w, std::uint64_t token, std::string_vie
 }
 
 void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
-                           std::uint64_t token) {
+                           std::uint64_t token, const std::optional<Watched::TickPerf>& perf) {
   std::lock_guard lock(w->mu);
+  if (perf) w->state.add_perf(perf->counters, perf->at);  // the tick's, before its dump
   const auto started = std::chrono::steady_clock::now();
   const bool burst = event.dump.burst;
   w->closed_token = std::max(w->closed_token, token);

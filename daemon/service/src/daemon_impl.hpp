@@ -42,12 +42,12 @@ struct Watched {
   const sampling::DiscoveredJvm jvm;
   const std::string label;   // read by the io thread without the mutex
   sampling::FormChooser form;  // io thread only: which dump form its next sample takes
+  std::string form_reason;      // io thread only: why, as last logged
   struct TickPerf {
     sampling::JvmCounters counters;
     double at = 0;  // unix seconds
   };
   std::optional<TickPerf> tick_perf;  // io thread only: read at a tick a dump follows, sent with it
-  std::string form_reason;      // io thread only: why, as last logged
   std::mutex mu;             // guards everything below
   TargetState state;
   std::optional<Trigger> incident;  // a burst is running for it
@@ -89,7 +89,9 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   static exporter::TargetMetrics metrics_of(Watched& w);
   void on_tick(sampling::TargetKey key, bool dump_follows);
   void on_dump(sampling::DumpEvent event);
-  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token);
+  /// `perf`: the counters of the tick the dump followed, applied first.
+  void process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed, std::uint64_t token,
+               const std::optional<Watched::TickPerf>& perf);
   /// Where a dump's text goes: read into buffers of `chunks` (ChunkPool::chunk_bytes each) and each one,
   /// filled, posted to the processing thread under the dump's token.
   sampling::TextChunks text_chunks(const std::shared_ptr<Watched>& w);
