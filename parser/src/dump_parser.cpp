@@ -661,6 +661,7 @@ struct DumpParser::Impl {
         if (detail::refit_thread_header(line, bodies->line_of(*last), last->layout, *header_read, refit.layout)) {
           refit.last = last, refit.dump = bodies->dump;
           ++bodies->expected;
+          bodies->prefetch_expected();
           return &*header_read;
         }
       }

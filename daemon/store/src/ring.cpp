@@ -79,12 +79,17 @@ struct Ring::Impl {
     Id shape = 0;  // holds a reference, so the shape (and its lines) outlive eviction
     std::uint64_t commit = 0;
     std::size_t order_at = 0;  // its place in `order`
+    // The pooled texts of the header line and the body, which the references above keep.
+    std::string_view header_text, body_text;
   };
   std::unordered_map<Id, Previous> previous;  // by header line id
   // The last sample's threads in the order it listed them, which the next dump mostly keeps:
   // a header is compared with the one expected next before any hashing.
+  // Each carries its header's and body's text: the pools keep them each in a heap block of
+  // its own, which the next sample would otherwise reach through two more scattered lookups.
   struct Expected {
     Id header = 0, body = 0, shape = 0;
+    std::string_view header_text, body_text;
   };
   std::vector<Expected> order;
   InternPool<std::string, StringHash> bodies;
@@ -238,8 +243,9 @@ struct Ring::Impl {
         it->second.commit = commits;
         release_body(*x.matched);
       } else {  // new, changed, or matched one that another writer's commit dropped meanwhile
-        const Previous next{x.matched ? *x.matched : acquire_body(x.body), x.shape, commits};  // before
-        shapes.add_ref(x.shape);                                                           // the old goes
+        const Id body = x.matched ? *x.matched : acquire_body(x.body);  // before
+        shapes.add_ref(x.shape);                                       // the old goes
+        const Previous next{body, x.shape, commits, 0, lines.get(x.header & ~template_bit), bodies.get(body)};
         if (fresh) previous_bytes += entry_overhead;
         else forget_refs(it->second);
         it->second = next;
@@ -251,7 +257,7 @@ struct Ring::Impl {
     for (const auto& x : seen) {
       auto& p = previous.at(x.header);
       p.order_at = order.size();
-      order.push_back({x.header, p.body, p.shape});
+      order.push_back({x.header, p.body, p.shape, p.header_text, p.body_text});
     }
     seen.clear();
     for (auto it = previous.begin(); it != previous.end();) {
@@ -447,18 +453,32 @@ struct Ring::Writer::State {
   bool expected_header(std::string_view text) {
     if (expected_at >= ring->order.size() || text.empty() || text.front() != '"') return false;
     const auto& e = ring->order[expected_at];
-    const std::string& known = ring->lines.get(e.header & ~template_bit);
     if (e.header & template_bit) {
-      if (!detail::numbers_fit(text, known, s.numbers)) return false;
-    } else if (text != known) {
+      if (!detail::numbers_fit(text, e.header_text, s.numbers)) return false;
+    } else if (text != e.header_text) {
       return false;
     }
     // Its reference to the header line is taken only if the block turns out to be another one
     // (drop_match): a whole match ends in the remembered shape, which holds its own.
     block.push_back(e.header);
-    begin_match(e.body, e.shape, false);
+    begin_match(e.body, e.shape, e.body_text, false);
     ++expected_at;
+    prefetch_expected();
     return true;
+  }
+
+  // Why: the remembered texts and pool entries of the last sample's threads lie scattered on
+  // the heap, and the first touch of each was a cache miss a thread (most of the time spent
+  // in numbers_fit was the wait for the template's first bytes). The thread expected next is
+  // fetched while this one's body is compared: a hint, never read through here.
+  void prefetch_expected() const {
+    if (expected_at >= ring->order.size()) return;
+    const auto& n = ring->order[expected_at];
+    for (std::size_t at = 0; at < n.header_text.size(); at += 64) __builtin_prefetch(n.header_text.data() + at);
+    __builtin_prefetch(n.body_text.data());
+    __builtin_prefetch(n.body_text.data() + 64);
+    ring->shapes.prefetch(n.shape);
+    ring->bodies.prefetch(n.body);
   }
 
   // The fast path (Impl::previous): after a header the last sample had, the bytes that follow
@@ -468,6 +488,7 @@ struct Ring::Writer::State {
   struct Match {
     Id body = 0;
     Id shape = 0;
+    std::string_view text;    // the body's, which the match's reference keeps
     std::size_t at = 0;       // bytes of the body matched so far
     bool header_ref = true;   // the block holds a reference to its header line (block.front())
   };
@@ -476,21 +497,22 @@ struct Ring::Writer::State {
     holding = true;
     const auto it = ring->previous.find(block.front());
     if (it == ring->previous.end()) return;
-    begin_match(it->second.body, it->second.shape);
+    begin_match(it->second.body, it->second.shape, it->second.body_text);
     expected_at = it->second.order_at + 1;  // the threads after it are expected next
+    prefetch_expected();
   }
 
-  void begin_match(Id body, Id shape, bool header_ref = true) {
+  void begin_match(Id body, Id shape, std::string_view text, bool header_ref = true) {
     ring->shapes.add_ref(shape);
     ring->bodies.add_ref(body);
-    match = Match{body, shape, 0, header_ref};
+    match = Match{body, shape, text, 0, header_ref};
   }
 
   // Takes the chunk's bytes from `at` while they equal the rest of the body; returns where the
   // chunk goes on. The whole body equal ends the block (it ends at its blank line); a
   // difference makes the block an ordinary one from there.
   std::size_t follow(std::string_view chunk, std::size_t at) {
-    const std::string& body = ring->bodies.get(match->body);
+    const std::string_view body = match->text;
     const auto n = std::min(body.size() - match->at, chunk.size() - at);
     const char* want = body.data() + match->at;
     if (std::memcmp(want, chunk.data() + at, n) == 0) {
@@ -518,7 +540,7 @@ struct Ring::Writer::State {
   // a line matched in part is carried, as if it had come the ordinary way. (A body holds no
   // header-like line and no blank line but its last, so these are plain lines of this block.)
   void unmatch() {
-    const std::string_view body = ring->bodies.get(match->body);
+    const std::string_view body = match->text;
     const auto lines_end = body.rfind('\n', match->at == 0 ? 0 : match->at - 1);
     const auto whole = match->at == 0 || lines_end == std::string_view::npos ? 0 : lines_end + 1;
     pending.assign(body.substr(0, whole));  // held: the block may still be a known one

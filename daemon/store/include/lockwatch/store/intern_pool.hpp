@@ -56,6 +56,10 @@ class InternPool {
   }
 
   const T& get(Id id) const { return *entries_[id].value; }
+  /// A hint that `id` is about to be used: its entry is fetched into the cache, not read.
+  void prefetch(Id id) const {
+    if (id < entries_.size()) __builtin_prefetch(&entries_[id]);
+  }
   /// Whether release(id) would drop the last reference.
   bool last_ref(Id id) const { return entries_[id].refs == 1; }
   std::size_t size() const noexcept { return live_; }
