@@ -29,6 +29,7 @@
 
 #include "chunk_pool.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -65,7 +66,7 @@ struct Watched {
   std::chrono::steady_clock::duration stream_cost{};  // processing time spent on the stream's chunks
   // Its publications to the exporter (Daemon::Impl::publish), on the processing thread.
   std::chrono::steady_clock::time_point published{};
-  std::optional<boost::asio::steady_timer> publish_timer;  // made on first use, on the processing thread's executor
+  std::optional<boost::asio::steady_timer> publish_timer;  // made on first use; waits on the io thread, fires on the processing thread
   bool publish_due = false;  // the timer runs: the latest sample is published when it fires
   bool removed = false;      // its series are gone from the exporter: nothing publishes it again
 };
