@@ -130,7 +130,7 @@ void Daemon::Impl::shutdown() {
   signals.cancel(ignored);
   rescan_timer.cancel();
   beat_timer.cancel();
-  for (const auto& [key, w] : targets)  // a publication due would hold the processing thread up to a second
+  for (const auto& [key, w] : targets)  // a publication due would keep the daemon from stopping for up to a second
     asio::post(worker, [w] {
       std::lock_guard lock(w->mu);
       if (w->publish_timer) w->publish_timer->cancel();
