@@ -105,7 +105,8 @@ TEST_CASE("live: the root of a chain (a ReentrantLock holder BLOCKED on a monito
 }
 
 // Many -l dumps of each scenario program with j.u.c. locks; inferred holders of the hidden
-// view against the listed owners.
+// view against the listed owners, each dump with the lines the ones before taught (SiteLines),
+// as the daemon's correlator infers them.
 TEST_CASE("live: holder inference precision against jstack -l of the same moments", "[integration][jvm][inference]") {
   test::InferenceScore total;
   for (const auto& jdk : jdks())
@@ -113,9 +114,10 @@ TEST_CASE("live: holder inference precision against jstack -l of the same moment
       Jvm jvm(jdk.name, jdk.home, jdk.classes, scenario);
       test::InferenceScore here;
       std::vector<std::string> dumps;
+      analysis::SiteLines learned;  // as the daemon's correlator learns them, dump after dump
       for (int i = 0; i < 15; ++i) {
         dumps.push_back(jvm.jstack_l());
-        here.add(test::score_inference(dumps.back()));
+        here.add(test::score_inference(dumps.back(), &learned));
         std::this_thread::sleep_for(60ms);
       }
       std::printf("holder inference %s %s: %zu dumps, %zu park waits without owner, %zu inferred, %zu correct\n", jdk.name.c_str(),

@@ -48,8 +48,10 @@ inline std::string hide_synchronizers(std::string_view text) {
   return out;
 }
 
-/// Scores one -l dump: inferred holders of its no -l view against the owners it lists.
-inline InferenceScore score_inference(std::string_view l_dump_text) {
+/// Scores one -l dump: inferred holders of its no -l view against the owners it lists. With
+/// `learned`, the lines it holds from earlier dumps of the same program count, as a daemon's
+/// correlator keeps them.
+inline InferenceScore score_inference(std::string_view l_dump_text, analysis::SiteLines* learned = nullptr) {
   InferenceScore score;
   const auto truth_dump = parse_one(l_dump_text);
   const auto truth = analysis::build_lock_graph(truth_dump);
@@ -61,7 +63,7 @@ inline InferenceScore score_inference(std::string_view l_dump_text) {
   score.dumps = 1;
   for (const auto& w : blind.waits)
     if (w.kind == analysis::LockKind::park && !w.holder) ++score.unowned_parks;
-  for (const auto& h : analysis::infer_juc_holders(blind_dump, blind)) {
+  for (const auto& h : analysis::infer_juc_holders(blind_dump, blind, learned)) {
     ++score.inferred;
     const auto it = owner_of_waiter.find(blind.waits[h.wait].thread);
     if (it != owner_of_waiter.end() && it->second == h.thread) ++score.correct;

@@ -143,3 +143,68 @@ TEST_CASE("holder inference: a waiter being woken means the lock was just releas
   CHECK(inferred_names(dump(woken + parked_waiter("w2", 2) + creating_holder("h", 3))).empty());
   CHECK(inferred_names(dump(parked_waiter("w1", 1) + parked_waiter("w2", 2) + creating_holder("h", 3))).size() == 2);
 }
+
+namespace {
+
+// A thread of ConnectionPool.borrow past its lock() line (86): at `line` it calls `callee`.
+std::string past_lock(const char* name, int id, int line, const char* callee = "ConnectionPool.createConnection") {
+  return thread(name, id, "RUNNABLE",
+                std::string("\tat ") + callee + "(Pool.java:120)\n\tat ConnectionPool.borrow(Pool.java:" + std::to_string(line) +
+                    ")\n\tat Worker.run(Worker.java:5)\n");
+}
+
+std::vector<std::string> inferred_names(const model::ThreadDump& d, analysis::SiteLines& learned) {
+  std::vector<std::string> out;
+  const auto g = analysis::build_lock_graph(d);
+  for (const auto& h : analysis::infer_juc_holders(d, g, &learned)) out.emplace_back(d.threads[h.thread].name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("holder inference: a line seen after another thread's is learned to lie after unlock()", "[analysis][inference]") {
+  analysis::SiteLines learned;
+  const auto waiters = parked_waiter("w1", 1) + parked_waiter("w2", 2);
+  // The owner in the work under the lock (line 89) while the last owner settles (line 95):
+  // nothing can be said of this dump, but line 95 is past unlock() from now on.
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95, "ConnectionPool.settle")), learned).empty());
+  CHECK(learned.after_unlock("ConnectionPool.borrow", 95));
+  CHECK_FALSE(learned.after_unlock("ConnectionPool.borrow", 89));
+  // The lock free or being handed over, the settling thread alone in the site: no guess.
+  CHECK(inferred_names(dump(waiters + past_lock("settling", 4, 95, "ConnectionPool.settle")), learned).empty());
+  // The same dump without what was learned: the guess a single dump makes.
+  CHECK(inferred_names(dump(waiters + past_lock("settling", 4, 95, "ConnectionPool.settle"))) ==
+        std::vector<std::string>{"settling", "settling"});
+  // The owner alone at the line under the lock is still found.
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89)), learned) == std::vector<std::string>{"owner", "owner"});
+}
+
+TEST_CASE("holder inference: what is learned only takes guesses away", "[analysis][inference]") {
+  analysis::SiteLines learned;
+  learned.learn("ConnectionPool.borrow", 95);
+  const auto waiters = parked_waiter("w1", 1) + parked_waiter("w2", 2);
+  // Two threads past lock(), one at a learned line: still no guess (it may hold another lock
+  // of the same site).
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95)), learned).empty());
+  // Two threads at one line: neither line is the owner's alone, and it is learned.
+  analysis::SiteLines twice;
+  CHECK(inferred_names(dump(waiters + past_lock("a", 3, 91) + past_lock("b", 4, 91)), twice).empty());
+  CHECK(twice.after_unlock("ConnectionPool.borrow", 91));
+  CHECK(twice.size() == 1);
+  // Other sites learn nothing from this one.
+  CHECK_FALSE(twice.after_unlock("ConnectionPool.release", 91));
+}
+
+TEST_CASE("holder inference: lines are learned only where the dump prints them, and up to a bound", "[analysis][inference]") {
+  analysis::SiteLines learned;
+  const auto waiters = parked_waiter("w1", 1) + parked_waiter("w2", 2);
+  const auto unknown = thread("c", 4, "RUNNABLE",
+                              "\tat ConnectionPool.createConnection(Unknown Source)\n\tat ConnectionPool.borrow(Unknown Source)\n"
+                              "\tat Worker.run(Worker.java:5)\n");
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + unknown), learned).empty());
+  CHECK(learned.size() == 0);
+  analysis::SiteLines full;
+  for (std::uint32_t line = 0; line < analysis::SiteLines::max_lines + 10; ++line) full.learn("Site.m", line);
+  CHECK(full.size() == analysis::SiteLines::max_lines);
+  CHECK_FALSE(full.after_unlock("Site.m", analysis::SiteLines::max_lines + 5));
+}

@@ -254,7 +254,7 @@ std::size_t Correlator::bytes_of(const Sample& s) {
 // Strings, and the map and vector entries that refer to them (a rough per-entry cost).
 std::size_t Correlator::table_bytes() const noexcept {
   return tables_.strings.bytes() + tables_.strings.size() * 64 + tables_.names.size() * 64 + tables_.keys.size() * 96 +
-         tables_.holders.size() * 112;
+         tables_.holders.size() * 112 + site_lines_.bytes();
 }
 
 void Correlator::evict_for_bytes() {

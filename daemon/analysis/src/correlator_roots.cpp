@@ -8,7 +8,7 @@
 namespace lockwatch::analysis {
 
 void Correlator::add_inferred_and_chains(const model::ThreadDump& dump, const LockGraph& g, Sample& s) {
-  const auto inferred = infer_juc_holders(dump, g);
+  const auto inferred = infer_juc_holders(dump, g, &site_lines_);
   for (const auto& h : inferred)
     s.inferred.emplace_back(h.wait, tables_.holder(thread_name(dump, h.thread), view_ids_.name(tables_, h.site), view_ids_.name(tables_, h.busy_at)));
   std::vector<std::uint32_t> lock(s.waits.size());

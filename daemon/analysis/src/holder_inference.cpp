@@ -125,10 +125,38 @@ Place place_of(const model::ThreadInfo& t, const Group& group) {
   return {at, role_of(t, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second))};
 }
 
+struct Candidate {
+  std::uint32_t thread = 0;
+  std::size_t at = 0;  // its frame in the site
+};
+
+// Of two threads past lock() in one site, the one at the later line (or a second one at the
+// same line) has left the lock: its line is learned (SiteLines). Only where the waiters' lock()
+// line and the candidates' lines are printed.
+void learn_lines(const model::ThreadDump& dump, const Group& group, const std::vector<Candidate>& candidates, SiteLines& learned) {
+  std::map<std::string_view, std::vector<std::uint32_t>> by_site;
+  for (const auto& c : candidates) {
+    const auto& frame = dump.threads[c.thread].frames[c.at].text;
+    const auto site = model::frame_method(frame);
+    const auto line = frame_line(frame);
+    if (line && group.lock_line.count(site)) by_site[site].push_back(*line);
+  }
+  for (auto& [site, lines] : by_site) {
+    std::sort(lines.begin(), lines.end());
+    for (std::size_t i = 1; i < lines.size(); ++i) learned.learn(site, lines[i]);  // past the first: later, or the same again
+  }
+}
+
+// Whether the candidate stands at a line learned to lie after unlock().
+bool at_learned_line(const model::ThreadDump& dump, const Candidate& c, const SiteLines& learned) {
+  const auto& frame = dump.threads[c.thread].frames[c.at].text;
+  const auto line = frame_line(frame);
+  return line && learned.after_unlock(model::frame_method(frame), *line);
+}
+
 // The one candidate, with its frame in the site; none when there are none, several, or a
-// thread that may own the lock unseen.
-std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model::ThreadDump& dump, const Group& group) {
-  std::optional<std::pair<std::uint32_t, std::size_t>> found;
+// thread that may own the lock unseen. With `learned`, every candidate is gathered to teach it.
+std::optional<Candidate> sole_candidate(const model::ThreadDump& dump, const Group& group, SiteLines* learned) {
   // A waiter whose header already says "runnable" while its state line is still parked is being
   // woken: the lock was released a moment ago and may be free or just handed over - whoever is
   // in the site now may have left it (PrepareThenLock's settle() after unlock()).
@@ -136,6 +164,8 @@ std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model:
                   [&](std::uint32_t t) { return dump.threads[t].header_status.starts_with("runnable"); }))
     return std::nullopt;
   std::unordered_map<std::uint64_t, Place> by_body;
+  std::vector<Candidate> candidates;
+  bool ambiguous = false;
   auto next_waiter = group.waiters.begin();
   for (std::uint32_t t = 0; t < dump.threads.size(); ++t) {
     if (next_waiter != group.waiters.end() && *next_waiter == t) {
@@ -148,23 +178,44 @@ std::optional<std::pair<std::uint32_t, std::size_t>> sole_candidate(const model:
     else if (auto [it, fresh] = by_body.try_emplace(thread.body_id); !fresh) place = it->second;
     else place = it->second = place_of(thread, group);
     if (place.role == Role::none) continue;
-    if (place.role == Role::ambiguous || found) return std::nullopt;
-    found = std::pair{t, *place.at};
+    if (place.role == Role::ambiguous) ambiguous = true;
+    else candidates.push_back({t, *place.at});
+    if (!learned && (ambiguous || candidates.size() > 1)) return std::nullopt;
   }
-  return found;
+  if (learned == nullptr) return candidates.empty() ? std::nullopt : std::optional(candidates.front());
+  const bool sole = !ambiguous && candidates.size() == 1 && !at_learned_line(dump, candidates.front(), *learned);
+  learn_lines(dump, group, candidates, *learned);
+  return sole ? std::optional(candidates.front()) : std::nullopt;
 }
 
 }  // namespace
 
-std::vector<InferredHolder> infer_juc_holders(const model::ThreadDump& dump, const LockGraph& g) {
+bool SiteLines::after_unlock(std::string_view site, std::uint32_t line) const {
+  const auto it = lines_.find(site);
+  return it != lines_.end() && std::binary_search(it->second.begin(), it->second.end(), line);
+}
+
+void SiteLines::learn(std::string_view site, std::uint32_t line) {
+  if (after_unlock(site, line) || size_ >= max_lines) return;
+  auto it = lines_.find(site);
+  if (it == lines_.end()) {
+    it = lines_.emplace(std::string(site), std::vector<std::uint32_t>{}).first;
+    bytes_ += 96 + site.size();
+  }
+  it->second.insert(std::upper_bound(it->second.begin(), it->second.end(), line), line);
+  ++size_;
+  bytes_ += sizeof(line);
+}
+
+std::vector<InferredHolder> infer_juc_holders(const model::ThreadDump& dump, const LockGraph& g, SiteLines* learned) {
   std::vector<InferredHolder> out;
   if (dump.synchronizers_listed) return out;  // a -l dump names every owner: nothing to guess
   for (const auto& [key, group] : unowned_parks(dump, g)) {
-    const auto holder = sole_candidate(dump, group);
+    const auto holder = sole_candidate(dump, group, learned);
     if (!holder) continue;
-    const auto& t = dump.threads[holder->first];
-    const auto site = model::frame_method(t.frames[holder->second].text);
-    for (auto w : group.waits) out.push_back({w, holder->first, site, site_from(t, 0)});
+    const auto& t = dump.threads[holder->thread];
+    const auto site = model::frame_method(t.frames[holder->at].text);
+    for (auto w : group.waits) out.push_back({w, holder->thread, site, site_from(t, 0)});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.wait < b.wait; });
   return out;

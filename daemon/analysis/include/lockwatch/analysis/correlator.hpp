@@ -289,6 +289,9 @@ class Correlator {
   /// when the tables are rebuilt (ids change).
   std::vector<Id> thread_names_;
   std::deque<Sample> samples_;
+  /// Lines of the waiters' sites seen to lie after unlock(): learned from every dump, kept for
+  /// the target's life (bounded by SiteLines::max_lines).
+  SiteLines site_lines_;
   std::size_t adds_since_compaction_ = 0;
   std::size_t sample_bytes_ = 0;
   std::uint64_t evictions_ = 0;
