@@ -61,14 +61,7 @@ std::vector<JdkClasses> jdks() {
 // its -l dumps (the wrong guesses are in their no -l view) for a unit test to keep.
 std::string keep_dumps(const std::string& jdk, const std::string& scenario, const std::vector<std::string>& dumps) {
   const auto dir = fs::temp_directory_path() / ("lockwatch-inference-" + jdk + "-" + scenario + "-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  for (std::size_t i = 0; i < dumps.size(); ++i) {
-    const auto f = dir / ("dump-" + std::to_string(i + 1) + ".txt");
-    std::FILE* out = std::fopen(f.c_str(), "w");
-    if (out == nullptr) return "(not kept: cannot write " + f.string() + ")";
-    std::fwrite(dumps[i].data(), 1, dumps[i].size(), out);
-    std::fclose(out);
-  }
+  for (std::size_t i = 0; i < dumps.size(); ++i) test::write_file(dir / ("dump-" + std::to_string(i + 1) + ".txt"), dumps[i]);
   return dir.string();
 }
 

@@ -40,10 +40,10 @@ model::ThreadDump dump(const std::string& threads) {
   return test::parse_one("Full thread dump x:\n\n" + threads + "JNI global refs: 1, weak refs: 0\n");
 }
 
-std::vector<std::string> inferred_names(const model::ThreadDump& d) {
+std::vector<std::string> inferred_names(const model::ThreadDump& d, analysis::SiteLines* learned = nullptr) {
   std::vector<std::string> out;
   const auto g = analysis::build_lock_graph(d);
-  for (const auto& h : analysis::infer_juc_holders(d, g)) out.emplace_back(d.threads[h.thread].name);
+  for (const auto& h : analysis::infer_juc_holders(d, g, learned)) out.emplace_back(d.threads[h.thread].name);
   return out;
 }
 
@@ -153,13 +153,6 @@ std::string past_lock(const char* name, int id, int line, const char* callee = "
                     ")\n\tat Worker.run(Worker.java:5)\n");
 }
 
-std::vector<std::string> inferred_names(const model::ThreadDump& d, analysis::SiteLines& learned) {
-  std::vector<std::string> out;
-  const auto g = analysis::build_lock_graph(d);
-  for (const auto& h : analysis::infer_juc_holders(d, g, &learned)) out.emplace_back(d.threads[h.thread].name);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("holder inference: a line seen after another thread's is learned to lie after unlock()", "[analysis][inference]") {
@@ -167,16 +160,16 @@ TEST_CASE("holder inference: a line seen after another thread's is learned to li
   const auto waiters = parked_waiter("w1", 1) + parked_waiter("w2", 2);
   // The owner in the work under the lock (line 89) while the last owner settles (line 95):
   // nothing can be said of this dump, but line 95 is past unlock() from now on.
-  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95, "ConnectionPool.settle")), learned).empty());
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95, "ConnectionPool.settle")), &learned).empty());
   CHECK(learned.after_unlock("ConnectionPool.borrow", 95));
   CHECK_FALSE(learned.after_unlock("ConnectionPool.borrow", 89));
   // The lock free or being handed over, the settling thread alone in the site: no guess.
-  CHECK(inferred_names(dump(waiters + past_lock("settling", 4, 95, "ConnectionPool.settle")), learned).empty());
+  CHECK(inferred_names(dump(waiters + past_lock("settling", 4, 95, "ConnectionPool.settle")), &learned).empty());
   // The same dump without what was learned: the guess a single dump makes.
   CHECK(inferred_names(dump(waiters + past_lock("settling", 4, 95, "ConnectionPool.settle"))) ==
         std::vector<std::string>{"settling", "settling"});
   // The owner alone at the line under the lock is still found.
-  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89)), learned) == std::vector<std::string>{"owner", "owner"});
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89)), &learned) == std::vector<std::string>{"owner", "owner"});
 }
 
 TEST_CASE("holder inference: what is learned only takes guesses away", "[analysis][inference]") {
@@ -185,10 +178,10 @@ TEST_CASE("holder inference: what is learned only takes guesses away", "[analysi
   const auto waiters = parked_waiter("w1", 1) + parked_waiter("w2", 2);
   // Two threads past lock(), one at a learned line: still no guess (it may hold another lock
   // of the same site).
-  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95)), learned).empty());
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + past_lock("settling", 4, 95)), &learned).empty());
   // Two threads at one line: neither line is the owner's alone, and it is learned.
   analysis::SiteLines twice;
-  CHECK(inferred_names(dump(waiters + past_lock("a", 3, 91) + past_lock("b", 4, 91)), twice).empty());
+  CHECK(inferred_names(dump(waiters + past_lock("a", 3, 91) + past_lock("b", 4, 91)), &twice).empty());
   CHECK(twice.after_unlock("ConnectionPool.borrow", 91));
   CHECK(twice.size() == 1);
   // Other sites learn nothing from this one.
@@ -201,7 +194,7 @@ TEST_CASE("holder inference: lines are learned only where the dump prints them, 
   const auto unknown = thread("c", 4, "RUNNABLE",
                               "\tat ConnectionPool.createConnection(Unknown Source)\n\tat ConnectionPool.borrow(Unknown Source)\n"
                               "\tat Worker.run(Worker.java:5)\n");
-  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + unknown), learned).empty());
+  CHECK(inferred_names(dump(waiters + past_lock("owner", 3, 89) + unknown), &learned).empty());
   CHECK(learned.size() == 0);
   analysis::SiteLines full;
   for (std::uint32_t line = 0; line < analysis::SiteLines::max_lines + 10; ++line) full.learn("Site.m", line);

@@ -125,33 +125,30 @@ Place place_of(const model::ThreadInfo& t, const Group& group) {
   return {at, role_of(t, *at, line == group.lock_line.end() ? std::nullopt : std::optional(line->second))};
 }
 
+// A thread past lock() in one of the waiters' sites, with that frame's method and line.
 struct Candidate {
   std::uint32_t thread = 0;
   std::size_t at = 0;  // its frame in the site
+  std::string_view site;
+  std::optional<std::uint32_t> line;
 };
+
+Candidate candidate(const model::ThreadDump& dump, std::uint32_t thread, std::size_t at) {
+  const auto& frame = dump.threads[thread].frames[at].text;
+  return {thread, at, model::frame_method(frame), frame_line(frame)};
+}
 
 // Of two threads past lock() in one site, the one at the later line (or a second one at the
 // same line) has left the lock: its line is learned (SiteLines). Only where the waiters' lock()
 // line and the candidates' lines are printed.
-void learn_lines(const model::ThreadDump& dump, const Group& group, const std::vector<Candidate>& candidates, SiteLines& learned) {
+void learn_lines(const Group& group, const std::vector<Candidate>& candidates, SiteLines& learned) {
   std::map<std::string_view, std::vector<std::uint32_t>> by_site;
-  for (const auto& c : candidates) {
-    const auto& frame = dump.threads[c.thread].frames[c.at].text;
-    const auto site = model::frame_method(frame);
-    const auto line = frame_line(frame);
-    if (line && group.lock_line.count(site)) by_site[site].push_back(*line);
-  }
+  for (const auto& c : candidates)
+    if (c.line && group.lock_line.count(c.site)) by_site[c.site].push_back(*c.line);
   for (auto& [site, lines] : by_site) {
     std::sort(lines.begin(), lines.end());
     for (std::size_t i = 1; i < lines.size(); ++i) learned.learn(site, lines[i]);  // past the first: later, or the same again
   }
-}
-
-// Whether the candidate stands at a line learned to lie after unlock().
-bool at_learned_line(const model::ThreadDump& dump, const Candidate& c, const SiteLines& learned) {
-  const auto& frame = dump.threads[c.thread].frames[c.at].text;
-  const auto line = frame_line(frame);
-  return line && learned.after_unlock(model::frame_method(frame), *line);
 }
 
 // The one candidate, with its frame in the site; none when there are none, several, or a
@@ -179,12 +176,13 @@ std::optional<Candidate> sole_candidate(const model::ThreadDump& dump, const Gro
     else place = it->second = place_of(thread, group);
     if (place.role == Role::none) continue;
     if (place.role == Role::ambiguous) ambiguous = true;
-    else candidates.push_back({t, *place.at});
+    else candidates.push_back(candidate(dump, t, *place.at));
     if (!learned && (ambiguous || candidates.size() > 1)) return std::nullopt;
   }
   if (learned == nullptr) return candidates.empty() ? std::nullopt : std::optional(candidates.front());
-  const bool sole = !ambiguous && candidates.size() == 1 && !at_learned_line(dump, candidates.front(), *learned);
-  learn_lines(dump, group, candidates, *learned);
+  const bool sole = !ambiguous && candidates.size() == 1 &&
+                    !(candidates[0].line && learned->after_unlock(candidates[0].site, *candidates[0].line));
+  learn_lines(group, candidates, *learned);
   return sole ? std::optional(candidates.front()) : std::nullopt;
 }
 
