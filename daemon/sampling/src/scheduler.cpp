@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace lockwatch::sampling {
 namespace {
@@ -101,6 +102,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   // until its first dump fails. Failing targets also share at most max_concurrent - 1 slots, so
   // one is always left for a healthy JVM (with a cap of 1 there is nothing to share).
   void pump() {
+    if (!queue.empty()) release_overdue();
     while (!stopped && in_flight < options.max_concurrent && !queue.empty()) {
       auto pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) {
         return j.target->stats.failures_in_row == 0 && j.target->stats.last_ok_duration.has_value();
@@ -115,6 +117,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
       if (job.target->removed) continue;
       start(std::move(job));
     }
+    if (!stopped && !queue.empty()) wait_for_slot();
   }
 
   milliseconds slot_hold_for(const Scheduled& t) const {
@@ -130,18 +133,49 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     return requested || (p.mode == LocksPolicy::Mode::every && p.every > 0 && t.tick_dumps % p.every == 0);
   }
 
-  // One running dump's slot: held from start until the dump ends or slot_hold passes.
+  // One running dump's slot: held from start until the dump ends or, once its hold has
+  // passed, a queued dump needs it.
   struct Slot {
-    Slot(asio::io_context& io, bool f) : timer(io), failing(f) {}
-    asio::steady_timer timer;
+    Slot(Clock::time_point until, bool f) : hold_until(until), failing(f) {}
+    Clock::time_point hold_until;
     bool held = true;
     bool failing;  // the target was failing when the dump started
   };
+  std::vector<std::shared_ptr<Slot>> held;  // the slots in use, in the order their dumps started
+  // Why one timer, armed only while a dump waits for a slot: a timer per dump, cancelled when
+  // the dump ends first (as nearly all do), still woke the io thread at its expiry - the
+  // reactor re-arms its timerfd only for a new earliest timer - once per sample of every target.
+  asio::steady_timer hold_timer{io};
+  bool hold_armed = false;
 
   void release(Slot& slot) {
     if (!std::exchange(slot.held, false)) return;
     --in_flight;
     if (slot.failing) --in_flight_failing;
+    std::erase_if(held, [&slot](const std::shared_ptr<Slot>& s) { return s.get() == &slot; });
+  }
+
+  // The slots whose dumps run past their hold are given back: those dumps finish on their own.
+  void release_overdue() {
+    const auto now = Clock::now();
+    for (const auto& slot : std::vector<std::shared_ptr<Slot>>(held))
+      if (slot->hold_until <= now) release(*slot), ++overtime;
+  }
+
+  // A dump waits for a slot: pump() again when the first held one's hold passes.
+  void wait_for_slot() {
+    if (held.empty()) return;
+    const auto first = std::min_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
+                         return a->hold_until < b->hold_until;
+                       })->get()->hold_until;
+    if (hold_armed && hold_timer.expiry() <= first) return;
+    hold_armed = true;
+    hold_timer.expires_at(first);  // a later wait ends with operation_aborted
+    hold_timer.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec) return;
+      self->hold_armed = false;
+      if (!self->stopped) self->pump();
+    });
   }
 
   void start(Job job) {
@@ -152,18 +186,18 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     auto event = std::make_shared<DumpEvent>(DumpEvent{job.target->key, job.burst_index, job.due, {}});
     const auto asked = std::chrono::system_clock::now();
     auto watchdog = std::make_shared<asio::steady_timer>(io, request.timeout + options.watchdog_grace);
-    auto slot = std::make_shared<Slot>(io, job.target->stats.failures_in_row > 0);
+    auto slot = std::make_shared<Slot>(Clock::now() + slot_hold_for(*job.target), job.target->stats.failures_in_row > 0);
+    held.push_back(slot);
     if (slot->failing) ++in_flight_failing;
     auto finish = [self = shared_from_this(), job, event, watchdog, slot, asked, locks = request.locks,
                    done = false](DumpRecord r) mutable {
       if (std::exchange(done, true)) return;
       watchdog->cancel();
-      slot->timer.cancel();
       r.started = asked, r.locks = locks, r.burst = job.burst;
       event->dump = std::move(r);
-      const bool held = slot->held;
+      const bool holding = slot->held;
       self->release(*slot);
-      self->finished(job, std::move(*event), held);
+      self->finished(job, std::move(*event), holding);
     };
     auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
     watchdog->async_wait([shared_finish, timeout = request.timeout](error_code ec) {
@@ -172,13 +206,6 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
       gave_up.outcome = Outcome::timeout, gave_up.error = "the dump backend did not answer within the timeout";
       gave_up.elapsed = timeout;
       (*shared_finish)(std::move(gave_up));
-    });
-    slot->timer.expires_after(slot_hold_for(*job.target));
-    slot->timer.async_wait([self = shared_from_this(), slot](error_code ec) {
-      if (ec || !slot->held || self->stopped) return;
-      self->release(*slot);
-      ++self->overtime;
-      self->pump();
     });
     backend(request, [shared_finish](DumpRecord r) { (*shared_finish)(std::move(r)); });
   }
@@ -307,6 +334,7 @@ void Scheduler::stop() {
   }
   impl_->targets.clear();
   impl_->queue.clear();
+  impl_->hold_timer.cancel();
 }
 
 }  // namespace lockwatch::sampling
