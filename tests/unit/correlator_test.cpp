@@ -82,6 +82,28 @@ TEST_CASE("correlator: a holder found by address in a neighbouring dump", "[anal
   CHECK(r.locks[0].holders[0].thread == "h");
 }
 
+// A name is reused from the dump before only when it is the same text at the same place: a
+// thread renamed in place, a name back after a dump under another, and an empty name in the
+// very first dump are each their own.
+TEST_CASE("correlator: each dump's waiters and holders by their own names", "[analysis][correlator]") {
+  analysis::Correlator c({3, 1});
+  c.add(dump(waiter("", 21, "0x10") + holder("h", 30, "0x10")), 0);
+  c.add(dump(waiter("w1", 21, "0x10") + holder("h", 30, "0x10")), 1);
+  c.add(dump(waiter("w2", 21, "0x10") + holder("h2", 30, "0x10")), 2);
+  c.add(dump(waiter("w1", 21, "0x10") + holder("h2", 30, "0x10")), 3);
+  c.add(dump(waiter("w1", 21, "0x10") + holder("h", 30, "0x10")), 4);
+  const auto r = c.report();
+  REQUIRE(r.locks.size() == 1);
+  const auto& per_dump = r.locks[0].per_dump;
+  REQUIRE(per_dump.size() == 5);
+  const std::vector<std::string> waiters{"", "w1", "w2", "w1", "w1"}, holders{"h", "h", "h2", "h2", "h"};
+  for (std::size_t i = 0; i < per_dump.size(); ++i) {
+    INFO("dump " << i);
+    CHECK(per_dump[i].waiters == std::vector<std::string>{waiters[i]});
+    CHECK(per_dump[i].holders == std::vector<std::string>{holders[i]});
+  }
+}
+
 TEST_CASE("correlator: threads stuck on one lock over consecutive dumps", "[analysis][correlator]") {
   analysis::Correlator c({3, 1});
   c.add(dump(waiter("w1", 21, "0x10") + waiter("w2", 22, "0x10")), 0);
