@@ -32,9 +32,10 @@ done
 
 scripts/deps.sh >/dev/null
 cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKWATCH_BUILD_TESTS=OFF -DLOCKWATCH_BUILD_BENCH=ON >/dev/null
-cmake --build build/bench --target lockwatch http_load >/dev/null
+cmake --build build/bench --target lockwatch http_load attach_read_floor >/dev/null
 lockwatch=${LOCKWATCH:-build/bench/daemon/app/lockwatch}
 load=build/bench/bench/http_load
+read_floor=build/bench/bench/attach_read_floor
 work=$(mktemp -d /tmp/lockwatch-bench-daemon.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
@@ -66,11 +67,14 @@ base=${url%/metrics}
 metric() { curl -s "$url" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-# Each thread of the daemon: "tid ns-on-CPU context-switches" (schedstat counts nanoseconds,
-# where /proc/PID/stat counts clock ticks).
+# Each thread of the daemon: "tid ns-on-CPU voluntary-switches involuntary-switches"
+# (schedstat counts nanoseconds, where /proc/PID/stat counts clock ticks). A voluntary switch
+# is a wait (for the socket, a post, a timer); an involuntary one, the core taken by another
+# runnable thread - on a 2-core machine mostly the JVM's.
 threads_now() {
   for t in /proc/"$daemon"/task/*; do
-    echo "${t##*/} $(awk '{ print $1 }' "$t/schedstat") $(awk '/ctxt_switches/ { s += $2 } END { print s }' "$t/status")"
+    echo "${t##*/} $(awk '{ print $1 }' "$t/schedstat")" \
+         "$(awk '/^voluntary_ctxt/ { v = $2 } /^nonvoluntary_ctxt/ { n = $2 } END { print v, n }' "$t/status")"
   done
 }
 
@@ -89,9 +93,16 @@ ok3=$(metric 'lockwatch_samples_total{result="ok"'); cpu3=$(cpu_ticks "$daemon")
 safepoint3=$(metric lockwatch_jvm_safepoint_seconds_total)
 # The io thread is the main one; the processing thread is the busiest of the others.
 per_thread=$(join "$work/threads.2" "$work/threads.3" | awk -v io="$daemon" -v n=$((ok3 - ok2)) '
-  { cpu = ($4 - $2) / 1e6 / n; cs = ($5 - $3) / n
+  { cpu = ($5 - $2) / 1e6 / n; cs = sprintf("%.1f waits, %.1f preempted", ($6 - $3) / n, ($7 - $4) / n)
     if ($1 == io) { io_cpu = cpu; io_cs = cs } else if (cpu > p_cpu) { p_cpu = cpu; p_cs = cs } }
-  END { if (n > 0) printf "io thread %.2f ms (%.1f context switches), processing thread %.2f ms (%.1f)", io_cpu, io_cs, p_cpu, p_cs }')
+  END { if (n > 0) printf "io thread %.2f ms (%s), processing thread %.2f ms (%s)", io_cpu, io_cs, p_cpu, p_cs }')
+io_ms=$(echo "$per_thread" | awk '{ print $3 }')
+
+# The io thread's floor: what a plain blocking reader spends copying the same replies off the
+# socket, with the daemon's pause between them (its dumps pause the JVM too, after the
+# figures above were taken).
+interval_ms=$(awk -v i="$interval" 'BEGIN { n = i + 0; print (i ~ /ms$/) ? n : (i ~ /s$/) ? n * 1000 : n }')
+floor=$("$read_floor" --pid "$jvm" --dumps 21 --interval-ms "$interval_ms" | awk '{ print $1 }')
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -116,7 +127,8 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu=$((cpu1 - cpu0)) -v hz="$hz" -v ok=$((ok1 - ok0)) -v sp0="$safepoint0" -v sp1="$safepoint1" -v missed="$missed" \
     -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
-    -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" 'BEGIN {
+    -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" \
+    -v floor="$floor" -v io_ms="$io_ms" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
@@ -126,6 +138,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     printf "cpu full: %.2f ms of daemon CPU per sample with the ring full (%d samples); JVM safepoint %.2f ms per dump (ratio %.2f)\n", full_ms, ok_full, full_pause, full_ms / full_pause
     printf "threads:  per sample with the ring full: %s\n", per_thread
   }
+  if (floor != "") printf "io floor: a plain blocking reader spends %.2f ms of CPU per reply of this JVM (median of 21); the io thread %.2f ms per sample (%.1fx)\n", floor, io_ms, io_ms / floor
   printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
 }'
