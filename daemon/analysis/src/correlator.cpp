@@ -161,13 +161,11 @@ Correlator::Id Correlator::ViewIds::name(Tables& tables, std::string_view view) 
 }
 
 Correlator::Id Correlator::thread_name(const model::ThreadDump& dump, std::uint32_t index) {
-  auto& slot = thread_names_[index];
-  if (slot.add == adds_) return slot.id;  // a holder that also waits, looked up once
   const auto name = dump.threads[index].name;
-  const bool same = slot.id != none && slot.add + 1 == adds_ && std::string_view(names_text_).substr(slot.at, slot.size) == name;
-  const Id id = same ? slot.id : tables_.name(name);
-  slot = {id, static_cast<std::uint32_t>(next_names_text_.size()), static_cast<std::uint32_t>(name.size()), adds_};
-  next_names_text_.append(name);
+  if (index < thread_names_.size() && thread_names_[index] != none && tables_.names[thread_names_[index]] == name)
+    return thread_names_[index];
+  const Id id = tables_.name(name);
+  if (index < thread_names_.size()) thread_names_[index] = id;
   return id;
 }
 
@@ -187,10 +185,8 @@ void Correlator::add(const model::ThreadDump& dump, const LockGraph& g, double t
   // The last dump's views: their addresses may be this one's strings now. Dropped, not
   // cleared, so a huge dump's table does not stay.
   view_ids_.ids = {};
-  ++adds_;  // from 1: a fresh slot (add 0, id none) was never looked up
-  thread_names_.resize(dump.threads.size());
+  thread_names_.resize(dump.threads.size(), none);
   if (thread_names_.capacity() > 2 * thread_names_.size() + 1024) thread_names_.shrink_to_fit();  // one dump's worth
-  next_names_text_.clear();
   // The holder of each held lock, interned once: hundreds of waiters may share one.
   std::vector<Id> held_holder(g.held.size());
   s.held.reserve(g.held.size());
@@ -208,8 +204,6 @@ void Correlator::add(const model::ThreadDump& dump, const LockGraph& g, double t
   }
   std::sort(s.virtual_waiters.begin(), s.virtual_waiters.end());
   add_inferred_and_chains(dump, g, s);
-  names_text_.swap(next_names_text_);
-  if (next_names_text_.capacity() > 2 * names_text_.size() + 65536) std::string().swap(next_names_text_);
   index(s);
   s.bytes = bytes_of(s);
   sample_bytes_ += s.bytes;
@@ -260,8 +254,7 @@ std::size_t Correlator::bytes_of(const Sample& s) {
 // Strings, and the map and vector entries that refer to them (a rough per-entry cost).
 std::size_t Correlator::table_bytes() const noexcept {
   return tables_.strings.bytes() + tables_.strings.size() * 64 + tables_.names.size() * 64 + tables_.keys.size() * 96 +
-         tables_.holders.size() * 112 + site_lines_.bytes() + thread_names_.capacity() * sizeof(NameSlot) +
-         names_text_.capacity() + next_names_text_.capacity();
+         tables_.holders.size() * 112 + site_lines_.bytes();
 }
 
 void Correlator::evict_for_bytes() {

@@ -285,21 +285,9 @@ class Correlator {
   CorrelatorOptions options_;
   Tables tables_;
   ViewIds view_ids_;
-  /// Per thread index, the name id it had when last looked up and that name's place in
-  /// names_text_ (`add` is the add() that looked it up); one dump's worth, and emptied when
-  /// the tables are rebuilt (ids change).
-  struct NameSlot {
-    Id id = none;
-    std::uint32_t at = 0, size = 0;
-    std::uint64_t add = 0;
-  };
-  std::vector<NameSlot> thread_names_;
-  /// The names looked up by the last add(), one after another, and those of the add() under
-  /// way. Why: a name compared where the string pool keeps it cost a cache miss per thread
-  /// (the pool's strings lie wherever they were first interned), ~6% of a sample of a
-  /// 1000-thread JVM; the last dump's names read in thread order stream.
-  std::string names_text_, next_names_text_;
-  std::uint64_t adds_ = 0;
+  /// Per thread index, the name id it had when last looked up; one dump's worth, and emptied
+  /// when the tables are rebuilt (ids change).
+  std::vector<Id> thread_names_;
   std::deque<Sample> samples_;
   /// Lines of the waiters' sites seen to lie after unlock(): learned from every dump, kept for
   /// the target's life (bounded by SiteLines::max_lines).
