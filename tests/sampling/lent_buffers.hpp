@@ -15,7 +15,8 @@ struct LentBuffers {
   explicit LentBuffers(std::size_t c) : capacity(c) {}
   std::size_t capacity;
   std::vector<const char*> lent;  // where each buffer lent began
-  std::vector<std::string> given;
+  std::vector<std::string> given;        // each buffer given, cut to its text
+  std::vector<std::size_t> given_sizes;  // each buffer's size as it was given
 
   sampling::TextChunks chunks() {
     return {[this] {
@@ -24,7 +25,11 @@ struct LentBuffers {
               lent.push_back(b.data());
               return b;
             },
-            [this](std::string&& b) { given.push_back(std::move(b)); }};
+            [this](std::string&& b, std::size_t text_bytes) {
+              given_sizes.push_back(b.size());
+              b.resize(text_bytes);
+              given.push_back(std::move(b));
+            }};
   }
   std::string text() const {
     std::string all;

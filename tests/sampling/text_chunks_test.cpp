@@ -40,6 +40,8 @@ TEST_CASE("text chunks: reads land in the lent buffer and it is given back as it
   CHECK(consumer.given[2].size() == 20000 - 2 * 8192);
   // Not copied: each buffer given is the one lent, filled where it lay.
   for (std::size_t i = 0; i < consumer.given.size(); ++i) CHECK(consumer.given[i].data() == consumer.lent[i]);
+  // Each comes back as large as it was filled to, the last one too.
+  for (const auto size : consumer.given_sizes) CHECK(size >= 8192);
   CHECK(out.bytes() == text.size());
 }
 
@@ -79,4 +81,28 @@ TEST_CASE("text chunks: nothing is given without text; a small lent buffer is gr
   out.flush();
   REQUIRE(bounded.given.size() == 1);
   CHECK(bounded.given[0] == "abc");
+}
+
+// The daemon's pool lends the buffers it got back: the last one of a text came back short of
+// text, and is lent for the next text without a byte of it written (no zero-fill).
+TEST_CASE("text chunks: a buffer lent again is used as it was, nothing written past the text", "[attach][chunks]") {
+  std::string pool;  // one buffer, given back and lent again
+  std::size_t last_text = 0;
+  const TextChunks chunks{[&] { return std::move(pool); },
+                          [&](std::string&& b, std::size_t text_bytes) { last_text = text_bytes, pool = std::move(b); }};
+  {
+    ChunkedText out(chunks);
+    out.add(std::string(ChunkedText::kMinCapacity + 100, 'a'));  // one full buffer, then 100 bytes in it again
+    out.flush();
+  }
+  CHECK(last_text == 100);
+  REQUIRE(pool.size() >= ChunkedText::kMinCapacity);
+  const auto size = pool.size();
+  ChunkedText next(chunks);
+  next.add("xyz");
+  next.flush();
+  CHECK(last_text == 3);
+  REQUIRE(pool.size() == size);
+  CHECK(pool.substr(0, 4) == "xyza");
+  CHECK(pool.find_first_not_of('a', 3) == std::string::npos);  // the rest as the last text left it
 }

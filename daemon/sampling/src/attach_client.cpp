@@ -351,7 +351,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   bool signalled_ = false;                    // SIGQUIT sent once: never again in this dump
   std::string request_bytes_;
   ReplyDecoder reply_;
-  std::array<char, 64 * 1024> buffer_{};
+  std::array<char, 64 * 1024> buffer_;  // not zeroed: only what a read wrote is looked at
   std::span<char> into_;  // where the read in flight lands: buffer_ or a lent buffer
   BoundedReply text_;
   std::size_t bytes_ = 0;

@@ -298,7 +298,7 @@ bool check_regular(const std::string& path, const Fd& file, std::string* error) 
 // Reads to EOF: a private copy, so values cannot change between a check and a use.
 std::optional<std::string> read_all(const std::string& path, int fd, std::string* error) {
   std::string bytes;
-  std::array<char, 16384> buf{};
+  std::array<char, 16384> buf;  // not zeroed: only what a read wrote is used
   for (;;) {
     const auto n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace lockwatch::sampling {
 
@@ -10,8 +11,8 @@ void ChunkedText::ensure_buffer() {
   if (lent_) return;
   buffer_ = chunks_.take();
   if (buffer_.capacity() < kSmallest) buffer_.reserve(kMinCapacity);
-  // Only what lies past the buffer's old size is written here: a buffer given back full and
-  // lent again costs nothing.
+  // Only what lies past the buffer's old size is written here: a buffer given back as it was
+  // filled (give() never shrinks it) and lent again costs nothing.
   buffer_.resize(buffer_.capacity());
   fill_ = 0;
   lent_ = true;
@@ -44,10 +45,8 @@ void ChunkedText::give_if_full() {
 
 void ChunkedText::flush() {
   if (!lent_ || fill_ == 0) return;
-  buffer_.resize(fill_);
   lent_ = false;
-  fill_ = 0;
-  chunks_.give(std::move(buffer_));
+  chunks_.give(std::move(buffer_), std::exchange(fill_, 0));
   buffer_ = std::string();
 }
 

@@ -360,9 +360,9 @@ sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w
     if (buffer.capacity() < ChunkPool::chunk_bytes) buffer.reserve(ChunkPool::chunk_bytes);
     return buffer;
   };
-  auto give = [self = shared_from_this(), w, token = ++w->last_token](std::string&& chunk) {
-    asio::post(self->worker, [self, w, token, chunk = std::move(chunk)]() mutable {
-      self->stream_chunk(*w, token, chunk);
+  auto give = [self = shared_from_this(), w, token = ++w->last_token](std::string&& chunk, std::size_t text_bytes) {
+    asio::post(self->worker, [self, w, token, text_bytes, chunk = std::move(chunk)]() mutable {
+      self->stream_chunk(*w, token, std::string_view(chunk).substr(0, text_bytes));
       self->chunks.give(std::move(chunk));
     });
   };
