@@ -5,6 +5,8 @@
 #   - RSS of the whole daemon with the full ring, against the raw text it holds;
 #   - CPU per sample, against the JVM's own safepoint time per dump (hsperfdata), while the ring
 #     fills and then for --steady seconds with the ring full (each sample evicts the oldest);
+#   - each thread's CPU, waits and preemptions per sample, and the io thread's against what a
+#     plain blocking reader spends on the same replies (bench/attach_read_floor, run after);
 #   - /metrics latency at 50 req/s while sampling, against /healthz on the same server: the
 #     two alternate in --rounds slices of --seconds/--rounds each, so that a burst of load from
 #     elsewhere on the machine hits one slice and not a whole endpoint; the figures are the
