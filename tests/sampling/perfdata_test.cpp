@@ -582,6 +582,35 @@ TEST_CASE("perfdata: read_perfdata_file names the path and the reason", "[perfda
   CHECK(read_perfdata_file((dir.path / "real").string()));
 }
 
+// A file is read as far as its prologue's `used` says the JVM wrote (what the entry walk
+// reads), not to its end: a JVM's reserved space past it is not copied, and a file grown past
+// the size bound behind its entries (a hostile target can append) costs no more to read.
+TEST_CASE("perfdata: read_perfdata_file reads what the prologue says was written", "[perfdata]") {
+  const TempDir dir;
+  for (const char* jdk : {"jdk17", "jdk25"}) {
+    INFO(jdk);
+    const auto bytes = capture(jdk);
+    const auto all = parse_ok(bytes);
+    const auto grown = dir.path / (std::string(jdk) + ".grown");
+    lockwatch::test::write_file(grown, bytes + std::string(std::size_t{17} << 20, '\xff'));  // past the 16 MiB bound
+    std::string error;
+    const auto read = read_perfdata_file(grown.string(), &error);
+    REQUIRE(read);
+    CHECK(error.empty());
+    CHECK(read->complete);
+    CHECK(read->num_entries == all.num_entries);
+    CHECK(read->get_long("sun.rt.safepointTime") == all.get_long("sun.rt.safepointTime"));
+    CHECK(same_counters(counters_of(*read), counters_of(all)));
+  }
+  // A prologue that says nothing usable: read to the end, and then the bound holds.
+  auto damaged = capture("jdk17");
+  damaged[0] = 'X';
+  lockwatch::test::write_file(dir.path / "damaged", damaged + std::string(std::size_t{17} << 20, '\xff'));
+  std::string error;
+  CHECK_FALSE(read_perfdata_file((dir.path / "damaged").string(), &error));
+  CHECK_THAT(error, Catch::Contains("too large"));
+}
+
 TEST_CASE("perfdata: another user's unreadable file gives permission denied", "[perfdata]") {
   if (::geteuid() == 0) {
     lockwatch::test::skip("running as root: file permissions are not enforced");

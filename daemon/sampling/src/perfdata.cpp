@@ -295,11 +295,21 @@ bool check_regular(const std::string& path, const Fd& file, std::string* error) 
   return true;
 }
 
-// Reads to EOF: a private copy, so values cannot change between a check and a use.
+// Reads what the JVM has written - up to the prologue's `used`, where the entry walk stops -
+// or to EOF when the prologue does not say: a private copy, so values cannot change between a
+// check and a use. Why not always to EOF: the file is the JVM's whole reservation (32 KiB by
+// default) and a JVM uses about a third of it (12 KiB for a 1000-thread JDK 17), and the copy,
+// of memory the JVM keeps writing to, was a tenth of the io thread's time, read on every tick.
 std::optional<std::string> read_all(const std::string& path, int fd, std::string* error) {
   std::string bytes;
   std::array<char, 16384> buf;  // not zeroed: only what a read wrote is used
+  std::optional<std::size_t> used;
   for (;;) {
+    if (!used && bytes.size() >= kPrologueSize) {
+      const auto p = read_prologue(bytes, nullptr);
+      used = p ? static_cast<std::size_t>(p->used) : kMaxFileBytes + 1;  // unreadable: all of it
+    }
+    if (used && bytes.size() >= *used) return bytes;
     const auto n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(error, errno_text("cannot read", path, errno));
