@@ -11,7 +11,8 @@
 // never signals the JVM), send the request, read to EOF with blocking reads into one buffer,
 // close. Its thread's CPU time (CLOCK_THREAD_CPUTIME_ID, so the process's start-up is not
 // counted) is taken around each dump; it prints the median and the reply's size. Same uid as
-// the JVM (or root); the path is the JVM's own /tmp through /proc/PID/root.
+// the JVM (or root); the path is the JVM's own /tmp through /proc/PID/root. The request is
+// the daemon's own (sampling/attach_protocol): the reply is the one the io thread reads.
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -27,6 +28,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "lockwatch/sampling/attach_protocol.hpp"
 
 namespace {
 
@@ -71,8 +74,8 @@ long read_one(const Options& o, std::vector<char>& buffer) {
     ::close(fd);
     return -1;
   }
-  static constexpr char request[] = "1\0threaddump\0\0\0\0";  // protocol 1, command, three empty arguments
-  long total = ::send(fd, request, sizeof request - 1, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof request - 1) ? 0 : -1;
+  const auto request = lockwatch::sampling::encode_request(lockwatch::sampling::AttachCommand::threaddump);
+  long total = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()) ? 0 : -1;
   while (total >= 0) {
     const auto n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;

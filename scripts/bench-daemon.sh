@@ -104,7 +104,8 @@ io_ms=$(echo "$per_thread" | awk '{ print $3 }')
 # socket, with the daemon's pause between them (its dumps pause the JVM too, after the
 # figures above were taken).
 interval_ms=$(awk -v i="$interval" 'BEGIN { n = i + 0; print (i ~ /ms$/) ? n : (i ~ /s$/) ? n * 1000 : n }')
-floor=$("$read_floor" --pid "$jvm" --dumps 21 --interval-ms "$interval_ms" | awk '{ print $1 }')
+floor_dumps=21
+floor=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" | awk '{ print $1 }')
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -130,7 +131,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
     -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" \
-    -v floor="$floor" -v io_ms="$io_ms" 'BEGIN {
+    -v floor="$floor" -v floor_dumps="$floor_dumps" -v io_ms="$io_ms" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
@@ -140,7 +141,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     printf "cpu full: %.2f ms of daemon CPU per sample with the ring full (%d samples); JVM safepoint %.2f ms per dump (ratio %.2f)\n", full_ms, ok_full, full_pause, full_ms / full_pause
     printf "threads:  per sample with the ring full: %s\n", per_thread
   }
-  if (floor != "") printf "io floor: a plain blocking reader spends %.2f ms of CPU per reply of this JVM (median of 21); the io thread %.2f ms per sample (%.1fx)\n", floor, io_ms, io_ms / floor
+  if (floor != "") printf "io floor: a plain blocking reader spends %.2f ms of CPU per reply of this JVM (median of %d); the io thread %.2f ms per sample (%.1fx)\n", floor, floor_dumps, io_ms, io_ms / floor
   printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
 }'

@@ -300,7 +300,7 @@ bool check_regular(const std::string& path, const Fd& file, std::string* error) 
 // check and a use. Why not always to EOF: the file is the JVM's whole reservation (32 KiB by
 // default) and a JVM uses about a third of it (12 KiB for a 1000-thread JDK 17), and the copy,
 // of memory the JVM keeps writing to, was a tenth of the io thread's time, read on every tick.
-std::optional<std::string> read_all(const std::string& path, int fd, std::string* error) {
+std::optional<std::string> read_written(const std::string& path, int fd, std::string* error) {
   std::string bytes;
   std::array<char, 16384> buf;  // not zeroed: only what a read wrote is used
   std::optional<std::size_t> used;
@@ -322,7 +322,7 @@ std::optional<std::string> read_all(const std::string& path, int fd, std::string
 std::optional<PerfData> read_and_parse(const std::string& path, const Fd& file, std::string* error,
                                        PerfDataKeep keep = PerfDataKeep::all) {
   if (!check_regular(path, file, error)) return std::nullopt;
-  const auto bytes = read_all(path, file.get(), error);
+  const auto bytes = read_written(path, file.get(), error);
   if (!bytes) return std::nullopt;
   std::string why;
   auto data = parse_perfdata(*bytes, &why, keep);
