@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -109,6 +111,10 @@ TEST_CASE("/proc of this very process", "[proc]") {
   REQUIRE(s);
   CHECK(s->nspid == self);  // tests run in the host namespace
   CHECK(proc.start_time(self).value_or(0) > 0);
+  // Read from the leader task's stat, it is the process's own (what identifies a target).
+  std::ifstream stat("/proc/" + std::to_string(self) + "/stat");
+  const std::string whole((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  CHECK(proc.start_time(self) == parse_start_time(whole));
   CHECK(proc.exists(self));
   CHECK_FALSE(proc.exists(0x7ffffff0));
   CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);

@@ -34,6 +34,17 @@ void fake_process(const fs::path& proc, int pid, int nspid, std::uint64_t start,
 
 }  // namespace
 
+TEST_CASE("procfs: the start time comes from the leader task's stat where the tree has one", "[discovery]") {
+  const auto proc = fs::temp_directory_path() / ("lockwatch-proc-task-" + std::to_string(::getpid()));
+  fs::remove_all(proc);
+  fake_process(proc, 4242, 1, 5000, "java -jar shop.jar", true);
+  const sampling::ProcFs fs_proc(proc.string());
+  CHECK(fs_proc.start_time(4242) == 5000u);  // a copy of /proc without task directories
+  test::write_file(proc / "4242" / "task" / "4242" / "stat", "4242 (java) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 30 0 5100 0 0\n");
+  CHECK(fs_proc.start_time(4242) == 5100u);
+  fs::remove_all(proc);
+}
+
 TEST_CASE("discovery: JVMs of a fixture /proc, namespace pids, filters", "[discovery]") {
   const auto proc = fs::temp_directory_path() / ("lockwatch-proc-" + std::to_string(::getpid()));
   fs::remove_all(proc);
@@ -64,7 +75,7 @@ TEST_CASE("discovery: JVMs of a fixture /proc, namespace pids, filters", "[disco
   fs::remove_all(proc);
 }
 
-// A rescan reads only /proc/PID/stat of a JVM it found before: a container forking thousands
+// A rescan reads only the start time of a JVM it found before: a container forking thousands
 // of processes with hsperfdata files costs one small read each, not a probe each.
 TEST_CASE("discovery: a rescan remembers the JVMs it found, probes the rest, and tells a reused pid", "[discovery]") {
   const auto proc = fs::temp_directory_path() / ("lockwatch-proc-scan-" + std::to_string(::getpid()));
