@@ -2,8 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -112,9 +110,9 @@ TEST_CASE("/proc of this very process", "[proc]") {
   CHECK(s->nspid == self);  // tests run in the host namespace
   CHECK(proc.start_time(self).value_or(0) > 0);
   // Read from the leader task's stat, it is the process's own (what identifies a target).
-  std::ifstream stat("/proc/" + std::to_string(self) + "/stat");
-  const std::string whole((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  CHECK(proc.start_time(self) == parse_start_time(whole));
+  const auto whole = read_small_file("/proc/" + std::to_string(self) + "/stat");
+  REQUIRE(whole);
+  CHECK(proc.start_time(self) == parse_start_time(*whole));
   CHECK(proc.exists(self));
   CHECK_FALSE(proc.exists(0x7ffffff0));
   CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);
