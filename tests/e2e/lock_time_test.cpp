@@ -113,11 +113,22 @@ TEST_CASE("run: wait seconds, hold times, holder activity and CPU against the JV
   CHECK(cpu >= 0.8 * cpu_truth);
   CHECK(cpu <= 1.2 * cpu_truth + 0.3);
 
-  const auto threads = d.get("/api/v1/targets/LockTimes/threads?sort=cpu&limit=3");
-  CHECK(threads.status == 200);
-  INFO(threads.body);
-  CHECK(threads.body.find("\"threads\":[{\"thread\":\"ledger-holder\"") != std::string::npos);
-  CHECK(threads.body.find("SpinLedger.hold") != std::string::npos);
+  // The top frames are the newest sample's: a fifth of the time the ledger holder is in its
+  // 400 ms pause between holds there, so the hold is looked for over a few samples; the holder
+  // leads by CPU over the ring's window in every answer.
+  bool holder_first = true, hold_seen = false;
+  std::string body;
+  for (int i = 0; i < 20 && !hold_seen; ++i) {
+    const auto threads = d.get("/api/v1/targets/LockTimes/threads?sort=cpu&limit=3");
+    REQUIRE(threads.status == 200);
+    body = threads.body;
+    holder_first = holder_first && body.find("\"threads\":[{\"thread\":\"ledger-holder\"") != std::string::npos;
+    hold_seen = body.find("SpinLedger.hold") != std::string::npos;
+    if (!hold_seen) std::this_thread::sleep_for(250ms);
+  }
+  INFO(body);
+  CHECK(holder_first);
+  CHECK(hold_seen);
   CHECK(d.get("/api/v1/targets/LockTimes/threads?sort=name").status == 400);
   const auto contention = d.get("/api/v1/targets/LockTimes/contention").body;
   CHECK(contention.find("\"lock_time\"") != std::string::npos);
