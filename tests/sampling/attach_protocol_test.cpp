@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <optional>
@@ -116,6 +119,36 @@ TEST_CASE("/proc of this very process", "[proc]") {
   CHECK(proc.exists(self));
   CHECK_FALSE(proc.exists(0x7ffffff0));
   CHECK(proc.cmdline(self).value_or("").find("lockwatch_sampling_tests") != std::string::npos);
+}
+
+TEST_CASE("process watch: a pidfd sees its process exit, as a zombie too, and signals only it", "[proc][security]") {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const ProcessWatch watch(ProcFs{}, child);
+  CHECK(watch.by_pidfd());
+  CHECK(watch.exists());
+  CHECK(watch.signal(SIGKILL) == 0);  // a signal the test framework's handlers cannot catch in the child
+  const ProcFs proc;
+  for (int i = 0; i < 500 && proc.status(child).value_or(ProcStatus{}).state != 'Z'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(proc.status(child).value_or(ProcStatus{}).state == 'Z');
+  CHECK_FALSE(watch.exists());  // not reaped yet: nothing left to dump all the same
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK_FALSE(watch.exists());
+  CHECK(watch.signal(0) == ESRCH);  // its pid may be another process's by now: never signalled
+
+  // Another /proc tree than the one of this PID namespace: the status file, as before.
+  const int self = static_cast<int>(::getpid());
+  const ProcessWatch fallback(ProcFs{"/proc/"}, self);
+  CHECK_FALSE(fallback.by_pidfd());
+  CHECK(fallback.exists());
+  CHECK(fallback.signal(0) == 0);
+  CHECK_FALSE(ProcessWatch(ProcFs{"/nonexistent"}, self).exists());
 }
 
 TEST_CASE("procfs: a real process's argument vector, spaces inside arguments kept", "[attach][proc]") {

@@ -51,6 +51,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     });
     // With attach.as target every step that touches the JVM runs under its ids (act_as.hpp);
     // otherwise this is a no-op and the steps run as lockwatch.
+    process_ = ProcessWatch(proc_, request_.pid);  // first: a pid reused after this reads as gone
     const auto status = proc_.status(request_.pid);
     if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
     const ActAs as({status->euid(), status->egid()});
@@ -93,9 +94,9 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     auto trigger = detail::create_trigger(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&trigger)) return finish(refusal->outcome, refusal->error);
     trigger_ = std::get<detail::Trigger>(trigger);
-    if (::kill(target_.pid, SIGQUIT) != 0)
-      return finish(errno == ESRCH ? Outcome::target_gone : Outcome::attach_refused,
-                    std::string("cannot signal the JVM: ") + std::strerror(errno));
+    if (const int err = process_.signal(SIGQUIT); err != 0)
+      return finish(err == ESRCH ? Outcome::target_gone : Outcome::attach_refused,
+                    std::string("cannot signal the JVM: ") + std::strerror(err));
     signalled_ = true;
     listener_deadline_ = Clock::now() + options_.listener_wait;
     wait_for_socket();
@@ -116,7 +117,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
     auto* file = std::get_if<detail::SocketFile>(&state);
     if (file && (!stale_inode_ || file->inode != *stale_inode_)) return remove_trigger(), connect(std::move(*file));
-    if (!proc_.exists(target_.pid)) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
+    if (!process_.exists()) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
     if (Clock::now() < listener_deadline_) return wait_for_socket();
     finish(Outcome::attach_refused, "the JVM did not start its attach listener within " + seconds(options_.listener_wait) +
                                         " of SIGQUIT (start it with -XX:+StartAttachListener, or see -Xlog:attach=debug)");
@@ -213,7 +214,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void end_of_reply() {
     if (bytes_ == 0)
       return unless_gone(Outcome::attach_refused, "the JVM closed the connection without a reply" + credentials_hint());
-    if (!proc_.exists(target_.pid)) return finish_gone();
+    if (!process_.exists()) return finish_gone();
     if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
     if (json()) return json_reply();
@@ -267,11 +268,11 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // A JVM that dies mid-dump closes the socket like one that refuses us, and the kernel
   // closes its files before /proc shows it gone: look again shortly before blaming attach.
   void unless_gone(Outcome outcome, std::string error) {
-    if (!proc_.exists(target_.pid)) return finish_gone();
+    if (!process_.exists()) return finish_gone();
     poll_.expires_after(std::chrono::milliseconds(200));
     poll_.async_wait([self = shared_from_this(), outcome, error = std::move(error)](error_code ec) mutable {
       if (self->finished_) return;
-      if (!ec && !self->proc_.exists(self->target_.pid)) return self->finish_gone();
+      if (!ec && !self->process_.exists()) return self->finish_gone();
       self->finish(outcome, std::move(error));
     });
   }
@@ -337,6 +338,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   DumpRequest request_;
   AttachOptions options_;
   ProcFs proc_;
+  ProcessWatch process_;  // the JVM, opened before its status was read
   detail::AttachTarget target_;
   asio::local::stream_protocol::socket socket_;
   asio::steady_timer deadline_;

@@ -2,11 +2,15 @@
 #include "lockwatch/sampling/proc.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <utility>
 
 namespace lockwatch::sampling {
 namespace {
@@ -164,6 +168,25 @@ bool ProcFs::exists(int pid) const {
   // but there is nothing left to dump.
   const auto s = status(pid);
   return s && s->state != 'Z' && s->state != 'X';
+}
+
+ProcessWatch::ProcessWatch(ProcFs proc, int pid) : proc_(std::move(proc)), pid_(pid) {
+  if (pid > 0 && proc_.root() == "/proc") pidfd_ = Fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+// A pidfd turns readable once the whole thread group has exited; a zombie's included.
+bool ProcessWatch::exists() const {
+  if (!pidfd_) return pid_ > 0 && proc_.exists(pid_);
+  pollfd p{pidfd_.get(), POLLIN, 0};
+  int n = 0;
+  do n = ::poll(&p, 1, 0);
+  while (n < 0 && errno == EINTR);
+  return n == 0;
+}
+
+int ProcessWatch::signal(int signo) const {
+  const long r = pidfd_ ? ::syscall(SYS_pidfd_send_signal, pidfd_.get(), signo, nullptr, 0) : ::kill(pid_, signo);
+  return r == 0 ? 0 : errno;
 }
 
 }  // namespace lockwatch::sampling
