@@ -152,6 +152,25 @@ TEST_CASE("run: lockwatch becomes lockwatch-daemon - same pid, same command line
   CHECK(eventually([&] { return test::read_file("/proc/" + pid + "/stat").find(") Z ") != std::string::npos; }));
 }
 
+// SIGTERM while the processing thread publishes a sample: a publication arms a timer on the io
+// thread, and a daemon whose io thread had already run out of work waited for that timer
+// forever. The window is the processing of a sample, so a busy daemon is stopped many times at
+// moments spread over its sampling interval; each time it must exit 0, promptly.
+TEST_CASE("run: SIGTERM at any moment of a busy daemon's sampling stops it", "[e2e][jvm]") {
+  const auto java_home = fs::path("/usr/lib/jvm/java-17-openjdk-amd64");
+  auto jvm = start_jvm_of(java_home.string(), "jdk17", "ThreadCrowd", {"-Xss512k"}, {"300", "1000"});
+  for (int round = 0; round < 12; ++round) {
+    INFO("round " << round);
+    Daemon d({"--interval", "50ms", "--pid", std::to_string(jvm->pid())});
+    REQUIRE(eventually([&] { return metric(d.metrics(), "lockwatch_samples_total", {"result=\"ok\""}).value_or(0) >= 2; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(400 + 37 * round));  // past the first publication, spread over the interval
+    ::kill(d.proc->pid(), SIGTERM);
+    const auto exited = d.proc->wait_exit(10s);
+    REQUIRE(exited);
+    CHECK(*exited == 0);
+  }
+}
+
 TEST_CASE("run: lockwatch without lockwatch-daemon beside it says so and exits 1", "[e2e]") {
   const auto dir = scratch("lonely");
   fs::copy_file(lockwatch_binary(), dir / "lockwatch");

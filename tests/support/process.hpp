@@ -41,11 +41,15 @@ class Child {
   bool wait_for_line(const std::string& line, std::chrono::seconds timeout);
   /// Reads stdout until `text` appears anywhere in it; false at EOF or the deadline.
   bool wait_for_text(const std::string& text, std::chrono::seconds timeout);
+  /// Waits for the child to exit and reaps it: its exit code (128 + the signal that killed it),
+  /// or nothing when it still runs at the deadline.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   /// Everything read from stdout so far.
   const std::string& output() const noexcept { return out_; }
 
  private:
   pid_t pid_ = -1;
+  bool reaped_ = false;
   int stdout_fd_ = -1;
   std::string out_;
 };

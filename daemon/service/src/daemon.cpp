@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
@@ -103,6 +104,7 @@ void Daemon::Impl::start() {
   // Alive from the start: /healthz may be asked before the processing thread has run the first
   // beat (it said "stalled" then); one that never answers still shows 10 s on.
   worker_beat = steady_ns();
+  io_until_published.emplace(io.get_executor());
   server.start();
   if (config.attach.as == config::AttachAs::target) start_acting_as_targets();
   signals.add(SIGINT), signals.add(SIGTERM), signals.add(SIGHUP);
@@ -130,11 +132,21 @@ void Daemon::Impl::shutdown() {
   signals.cancel(ignored);
   rescan_timer.cancel();
   beat_timer.cancel();
-  for (const auto& [key, w] : targets)  // a publication due would keep the daemon from stopping for up to a second
-    asio::post(worker, [w] {
+  // The processing thread may be publishing a sample right now, and a publication arms a timer
+  // in the io thread's reactor. Had io.run() returned meanwhile (nothing else left for it), that
+  // wait would never end, and worker.join() would wait for it forever (seen: a daemon hung on
+  // SIGTERM). So the io thread runs until the processing thread, behind what it has queued, has
+  // stopped every publication (a publication due would also hold the daemon for up to a second).
+  std::vector<std::shared_ptr<Watched>> all;
+  for (const auto& [key, w] : targets) all.push_back(w);
+  asio::post(worker, [self = shared_from_this(), all = std::move(all)] {
+    for (const auto& w : all) {
       std::lock_guard lock(w->mu);
+      w->removed = true;
       if (w->publish_timer) w->publish_timer->cancel();
-    });
+    }
+    asio::post(self->io, [self] { self->io_until_published.reset(); });
+  });
 }
 
 // From here on every thread runs as the idle ids; this one (the io thread, which samples) keeps

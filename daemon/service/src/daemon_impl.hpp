@@ -30,6 +30,7 @@
 #include "chunk_pool.hpp"
 
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -68,7 +69,7 @@ struct Watched {
   std::chrono::steady_clock::time_point published{};
   std::optional<boost::asio::steady_timer> publish_timer;  // made on first use; waits on the io thread, fires on the processing thread
   bool publish_due = false;  // the timer runs: the latest sample is published when it fires
-  bool removed = false;      // its series are gone from the exporter: nothing publishes it again
+  bool removed = false;      // its series are gone from the exporter, or the daemon stops: nothing publishes it again
 };
 
 struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
@@ -129,6 +130,8 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   IncidentPolicy incidents;     // processing thread (set through it)
   boost::asio::io_context io;
   boost::asio::thread_pool worker{1};
+  // Keeps io.run() going from start() until shutdown() has stopped every publication (shutdown()).
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> io_until_published;
   boost::asio::thread_pool api{1};           // API requests: they take targets' mutexes
   static constexpr int max_api_pending = 16;
   std::atomic<int> api_pending{0};
