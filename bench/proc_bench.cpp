@@ -6,9 +6,18 @@
 //
 // BM_StatOfProcess reads /proc/PID/stat, where the kernel sums the times of every thread; the
 // start time of a target is read from its leader task's stat instead (ProcFs::start_time).
+//
+// BM_Exists* ask whether a process still runs, as the end of every dump does: through its
+// status file (ProcFs::exists) or a pidfd (ProcessWatch). The *Spaced ones wait 200 ms
+// (untimed) before each call, as the daemon does between samples at 5 Hz: run them with
+// --pid of a JVM being sampled (scripts/bench-daemon.sh's), and the caches are as cold as the
+// daemon finds them.
+//
+//   lockwatch_proc_bench [--pid PID] ...   # BM_Exists* look at that process instead
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +30,40 @@
 
 namespace {
 
+void pause_between_samples(benchmark::State& state) {
+  state.PauseTiming();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  state.ResumeTiming();
+}
+
 const int self = static_cast<int>(::getpid());
+int watched = self;  // --pid
+
+void exists_by_status(benchmark::State& state, bool spaced) {
+  const lockwatch::sampling::ProcFs proc;
+  for (auto _ : state) {
+    if (spaced) pause_between_samples(state);
+    benchmark::DoNotOptimize(proc.exists(watched));
+  }
+}
+
+void exists_by_pidfd(benchmark::State& state, bool spaced) {
+  const lockwatch::sampling::ProcessWatch watch(lockwatch::sampling::ProcFs{}, watched);
+  if (!watch.by_pidfd()) return state.SkipWithError("no pidfd for this process");
+  for (auto _ : state) {
+    if (spaced) pause_between_samples(state);
+    benchmark::DoNotOptimize(watch.exists());
+  }
+}
+
+void BM_ExistsByStatus(benchmark::State& state) { exists_by_status(state, false); }
+void BM_ExistsByPidfd(benchmark::State& state) { exists_by_pidfd(state, false); }
+void BM_ExistsByStatusSpaced(benchmark::State& state) { exists_by_status(state, true); }
+void BM_ExistsByPidfdSpaced(benchmark::State& state) { exists_by_pidfd(state, true); }
+BENCHMARK(BM_ExistsByStatus);
+BENCHMARK(BM_ExistsByPidfd);
+BENCHMARK(BM_ExistsByStatusSpaced)->Iterations(40);
+BENCHMARK(BM_ExistsByPidfdSpaced)->Iterations(40);
 
 void BM_StartTime(benchmark::State& state) {
   const lockwatch::sampling::ProcFs proc;
@@ -74,6 +116,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--pid") == 0 && i + 1 < argc) watched = std::atoi(argv[++i]);
     else rest.push_back(argv[i]);
   }
   int n = static_cast<int>(rest.size());
