@@ -157,8 +157,7 @@ TEST_CASE("run: lockwatch becomes lockwatch-daemon - same pid, same command line
 // forever. The window is the processing of a sample, so a busy daemon is stopped many times at
 // moments spread over its sampling interval; each time it must exit 0, promptly.
 TEST_CASE("run: SIGTERM at any moment of a busy daemon's sampling stops it", "[e2e][jvm]") {
-  const auto java_home = fs::path("/usr/lib/jvm/java-17-openjdk-amd64");
-  auto jvm = start_jvm_of(java_home.string(), "jdk17", "ThreadCrowd", {"-Xss512k"}, {"300", "1000"});
+  auto jvm = start_jvm_of(LOCKWATCH_JDK17_HOME, "jdk17", "ThreadCrowd", {"-Xss512k"}, {"300", "1000"});
   for (int round = 0; round < 12; ++round) {
     INFO("round " << round);
     Daemon d({"--interval", "50ms", "--pid", std::to_string(jvm->pid())});

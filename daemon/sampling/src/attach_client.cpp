@@ -49,11 +49,11 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       if (!ec) self->finish(Outcome::timeout, "no complete reply within " + seconds(self->request_.timeout) +
                                                   " (a stopped or overloaded JVM?); the connection was closed");
     });
-    // With attach.as target every step that touches the JVM runs under its ids (act_as.hpp);
-    // otherwise this is a no-op and the steps run as lockwatch.
     process_ = ProcessWatch(proc_, request_.pid);  // first: a pid reused after this reads as gone
     const auto status = proc_.status(request_.pid);
     if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
+    // With attach.as target every step that touches the JVM runs under its ids (act_as.hpp);
+    // otherwise this is a no-op and the steps run as lockwatch.
     const ActAs as({status->euid(), status->egid()});
     if (!as) return finish(Outcome::attach_refused, as.error());
     auto found = detail::find_target(proc_, request_.pid, *status);

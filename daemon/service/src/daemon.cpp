@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <set>
 #include <stdexcept>
-#include <vector>
 
 #include "lockwatch/sampling/act_as.hpp"
 #include "lockwatch/sampling/attach_client.hpp"
@@ -137,10 +136,8 @@ void Daemon::Impl::shutdown() {
   // wait would never end, and worker.join() would wait for it forever (seen: a daemon hung on
   // SIGTERM). So the io thread runs until the processing thread, behind what it has queued, has
   // stopped every publication (a publication due would also hold the daemon for up to a second).
-  std::vector<std::shared_ptr<Watched>> all;
-  for (const auto& [key, w] : targets) all.push_back(w);
-  asio::post(worker, [self = shared_from_this(), all = std::move(all)] {
-    for (const auto& w : all) {
+  asio::post(worker, [self = shared_from_this(), all = targets] {
+    for (const auto& [key, w] : all) {
       std::lock_guard lock(w->mu);
       w->removed = true;
       if (w->publish_timer) w->publish_timer->cancel();
