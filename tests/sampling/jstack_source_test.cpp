@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -201,6 +202,40 @@ TEST_CASE("jstack: a pid that does not exist is target_gone, quickly", "[jstack]
   }
   // Not a pid at all: refused before jstack could read it as a main-class pattern.
   CHECK(sampling::jstack_dump(request(0, false), jdks().front().jstack()).outcome == Outcome::target_gone);
+}
+
+// A pod's init that has not waited for its JVM yet leaves a zombie: its pid still answers
+// kill(2) and has a /proc entry, so jstack signals it and waits for an attach socket that
+// never comes. The JVM is gone, whether jstack gives up first (it exits 1 after ~10 s on
+// JDK 17, ~6 s on JDK 25) or the deadline does; neither is an attach refusal.
+TEST_CASE("jstack: a JVM that exited but is not reaped yet (a zombie) is target_gone", "[jstack][jvm]") {
+  const pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  REQUIRE(zombie > 0);
+  struct Reap {
+    pid_t pid;
+    ~Reap() { ::waitpid(pid, nullptr, 0); }
+  } reap{zombie};
+  const auto stat_state = [&] {
+    std::ifstream in("/proc/" + std::to_string(zombie) + "/stat");
+    std::string line;
+    std::getline(in, line);
+    const auto close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+  };
+  for (int i = 0; i < 200 && stat_state() != 'Z'; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(stat_state() == 'Z');
+  REQUIRE(::kill(zombie, 0) == 0);  // what made it look alive
+  for (const auto& jdk : jdks()) {
+    const auto r = sampling::jstack_dump(request(zombie, false, 60s), jdk.jstack());
+    INFO(jdk.name << " error: " << r.error);
+    CHECK(r.outcome == Outcome::target_gone);
+    CHECK(r.error.find(std::to_string(zombie)) != std::string::npos);
+  }
+  const auto cut = sampling::jstack_dump(request(zombie, false, 2s), jdks().front().jstack());
+  INFO("deadline first: " << cut.error);
+  CHECK(cut.outcome == Outcome::target_gone);
+  CHECK(cut.error.find("exited while jstack ran") != std::string::npos);
 }
 
 TEST_CASE("jstack: -XX:+DisableAttachMechanism is attach_refused, and the JVM prints no dump", "[jstack][jvm]") {

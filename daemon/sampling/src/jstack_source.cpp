@@ -84,9 +84,6 @@ bool is_executable_file(const fs::path& path) {
   return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
 }
 
-/// Signal 0 sends nothing: it only asks whether the pid exists in our PID namespace.
-bool process_exists(int pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
-
 /// "uid U, gid G" (effective: what the attach check compares) of a process, or "".
 std::string owner_of(int pid) {
   const auto status = ProcFs().status(pid);
@@ -171,6 +168,7 @@ class JstackJob : public std::enable_shared_from_this<JstackJob> {
   asio::posix::stream_descriptor exit_fd_;  // the child's pidfd: readable once it has exited
   asio::steady_timer exit_poll_;            // where pidfd_open is missing (Linux < 5.3, seccomp)
   bp::child child_;
+  ProcessWatch jvm_;  // the target, opened before jstack starts: a zombie or a reused pid reads as gone
   std::array<char, 64 * 1024> out_buf_{};
   std::array<char, 4 * 1024> err_buf_{};
   std::string out_, err_;
@@ -204,6 +202,7 @@ void JstackJob::run() {
   if (!is_executable_file(path_)) return finish_later(no_tool(path_));
   if (request_.pid <= 0)  // jstack reads "0" as a main-class pattern and "-1" as an option
     return finish_later(failure(Outcome::target_gone, "no process has pid " + std::to_string(request_.pid)));
+  jvm_ = ProcessWatch(ProcFs(), request_.pid);
   prepare_pipes();
   if (!spawn()) return;
   watch_exit();
@@ -397,7 +396,10 @@ DumpRecord JstackJob::exited_nonzero(int code) const {
   const std::string said = excerpt(err_, err_truncated_);
   const std::string pid = std::to_string(request_.pid);
   // JDK 17: "PID: No such process"; JDK 25: "PID: non existent JVM pid: PID".
-  if (mentions_any(err_, {"no such process", "non existent jvm pid"}) || !process_exists(request_.pid))
+  // A JVM that exited but is not reaped yet (a zombie: its pod's init has not waited for it)
+  // still answers kill(2), and jstack then waits for its attach socket and says it does not
+  // respond; asked through the pidfd it is gone, as the attach backend reports it.
+  if (mentions_any(err_, {"no such process", "non existent jvm pid"}) || !jvm_.exists())
     return failure(Outcome::target_gone, "process " + pid +
                                              " does not exist (it exited, or the pid is not from this PID "
                                              "namespace); jstack said: " + said);
@@ -430,6 +432,9 @@ DumpRecord JstackJob::attach_refused(const std::string& said) const {
 DumpRecord JstackJob::timed_out() const {
   const auto ms = duration_cast<milliseconds>(request_.timeout).count();
   const std::string pid = std::to_string(request_.pid);
+  if (!jvm_.exists())
+    return failure(Outcome::target_gone, "process " + pid + " exited while jstack ran (killed after " +
+                                             std::to_string(ms) + " ms); stderr: " + excerpt(err_, err_truncated_));
   return failure(Outcome::timeout, "jstack did not finish within " + std::to_string(ms) + " ms and was killed: JVM " +
                                        pid + " may be stopped (SIGSTOP, a debugger), unable to reach a safepoint, "
                                        "or swapping; check its State in /proc/" + pid + "/status, or retry with a "
