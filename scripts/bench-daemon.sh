@@ -117,8 +117,9 @@ read -r ok2 safepoint2 <<<"$(aligned)"; cpu2=$(cpu_ticks "$daemon"); threads_now
 win_ok=$ok2 win_sp=$safepoint2 win_cpu=$(cpu_ns)
 : >"$work/windows"
 end=$((SECONDS + steady))
+pause=$(awk -v w="$window" 'BEGIN { print (w > 0.5) ? w - 0.5 : w }')  # aligned() takes the rest
 while [ "$SECONDS" -lt "$end" ]; do
-  sleep "$(awk -v w="$window" 'BEGIN { print (w > 0.5) ? w - 0.5 : w }')"
+  sleep "$pause"
   read -r ok_now sp_now <<<"$(aligned)"; cpu_now=$(cpu_ns)
   # "ms of daemon CPU per sample, ms of JVM safepoint per dump"
   [ "$ok_now" -gt "$win_ok" ] && awk -v c=$((cpu_now - win_cpu)) -v n=$((ok_now - win_ok)) -v s0="$win_sp" -v s1="$sp_now" \

@@ -18,6 +18,7 @@
 
 #include "lockwatch/parser/dump_parser.hpp"
 #include "lockwatch/sampling/jstack_source.hpp"
+#include "lockwatch/sampling/proc.hpp"
 #include "process.hpp"
 #include "skip.hpp"
 #include "test_support.hpp"
@@ -216,15 +217,9 @@ TEST_CASE("jstack: a JVM that exited but is not reaped yet (a zombie) is target_
     pid_t pid;
     ~Reap() { ::waitpid(pid, nullptr, 0); }
   } reap{zombie};
-  const auto stat_state = [&] {
-    std::ifstream in("/proc/" + std::to_string(zombie) + "/stat");
-    std::string line;
-    std::getline(in, line);
-    const auto close = line.rfind(')');
-    return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
-  };
-  for (int i = 0; i < 200 && stat_state() != 'Z'; ++i) std::this_thread::sleep_for(10ms);
-  REQUIRE(stat_state() == 'Z');
+  const auto state = [proc = sampling::ProcFs{}, zombie] { return proc.status(zombie).value_or(sampling::ProcStatus{}).state; };
+  for (int i = 0; i < 200 && state() != 'Z'; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(state() == 'Z');
   REQUIRE(::kill(zombie, 0) == 0);  // what made it look alive
   for (const auto& jdk : jdks()) {
     const auto r = sampling::jstack_dump(request(zombie, false, 60s), jdk.jstack());
