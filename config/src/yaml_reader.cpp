@@ -6,6 +6,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace lockwatch::config::detail {
@@ -158,14 +159,13 @@ std::optional<YAML::Mark> stuck_document(const std::string& text) {
   return finder.stuck_at;
 }
 
-// yaml-cpp may read past the end of the text before it gives up (an escape such as "\x" or
-// "\U" cut short by the end of the file) and report a column beyond the last character.
+// yaml-cpp may read past the end of the text before it gives up (an escape such as "\\x" or
+// "\\U" cut short by the end of the file) and report a column beyond the last character.
 // Brought back to just past the end of its line, so FILE:LINE:COL always points into the
-// file; only for text yaml-cpp reads as UTF-8 byte by byte (a NUL byte or a 0xFE/0xFF first
-// byte may make it UTF-16 or UTF-32, whose columns are not bytes).
+// file; only for text yaml-cpp reads as UTF-8 byte by byte (a 0xFE/0xFF first byte may make
+// it UTF-16, whose columns are not bytes; a NUL byte never gets this far).
 Position inside_text(Position at, std::string_view text) {
-  const bool utf8 = text.find('\0') == std::string_view::npos &&
-                    (text.empty() || (text.front() != '\xfe' && text.front() != '\xff'));
+  const bool utf8 = text.empty() || (text.front() != '\xfe' && text.front() != '\xff');
   if (!utf8 || at.line < 1) return at;
   std::size_t begin = 0;
   for (int line = 1; line < at.line; ++line) {
@@ -177,6 +177,30 @@ Position inside_text(Position at, std::string_view text) {
   const std::size_t bom = begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;  // not a column
   at.column = std::min(at.column, static_cast<int>(end - begin - bom) + 1);
   return at;
+}
+
+// YAML's printable set (1.2, c-printable) leaves out the C0 controls but tab, line feed and
+// carriage return, and DEL. yaml-cpp 0.7 does not check: it keeps most of them in a scalar
+// as they are, and takes a NUL byte in a plain scalar for the start of an escape ('\0' is its
+// "no escape character"), so "key\0U" reads eight hex digits past the end of the text.
+std::optional<std::pair<Position, std::string>> forbidden_character(std::string_view text) {
+  const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7f;
+  });
+  if (bad == text.end()) return std::nullopt;
+  const auto offset = static_cast<std::size_t>(bad - text.begin());
+  const auto newline = text.rfind('\n', offset);  // text[offset] is not one
+  const std::size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+  const std::size_t bom = begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;
+  const auto line = 1 + std::count(text.begin(), bad, '\n');
+  const auto column = offset - begin - bom + 1;
+  const auto byte = static_cast<unsigned char>(*bad);
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", byte);
+  std::string message = byte == 0 ? "invalid YAML: a NUL byte; a config is UTF-8 text (is this file UTF-16 or UTF-32?)"
+                                  : "invalid YAML: control character " + std::string(hex) + " is not allowed in YAML text";
+  return std::pair(Position{static_cast<int>(line), static_cast<int>(column)}, std::move(message));
 }
 
 }  // namespace lockwatch::config::detail

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "checks.hpp"
@@ -131,12 +132,18 @@ std::optional<YAML::Mark> stuck_document(const std::string& text);
 /// A syntax error's position brought inside `text` (yaml-cpp may point past the end of a line).
 Position inside_text(Position at, std::string_view text);
 
+/// The first character YAML does not allow in its text (a C0 control other than tab, line feed
+/// and carriage return, or DEL), with what to say of it; checked before yaml-cpp reads the text.
+std::optional<std::pair<Position, std::string>> forbidden_character(std::string_view text);
+
 /// Parses `text` and hands its documents to `grammar` (`document(documents)`, then `finish()`
 /// for the result). yaml-cpp stops at its first syntax error: nothing after it can be checked,
 /// so that error is the only one.
 template <class Result, class Grammar>
 Result load_yaml(Grammar grammar, std::string_view text, std::string_view name) {
   const std::string yaml(text);
+  if (const auto bad = forbidden_character(text))
+    return {std::nullopt, {{std::string(name), bad->first.line, bad->first.column, bad->second}}};
   try {
     if (const auto stuck = stuck_document(yaml)) {
       const auto at = position_of(*stuck);

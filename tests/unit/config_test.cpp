@@ -304,6 +304,22 @@ TEST_CASE("config errors: YAML syntax, at yaml-cpp's position", "[config]") {
   CHECK(error_of("targets:\n  pids: [1, 2\n") == "3:1: invalid YAML: end of sequence flow not found");
 }
 
+TEST_CASE("config errors: a control character YAML does not allow, at its place", "[config]") {
+  using namespace std::string_view_literals;
+  // yaml-cpp took the NUL in a plain scalar for an escape and read "\\U"'s eight hex digits
+  // past the end of the text (the config fuzzer's find).
+  CHECK(error_of("resc\x11\0U;"sv) == "1:5: invalid YAML: control character 0x11 is not allowed in YAML text");
+  CHECK(error_of("interval: 1s\nresc\0U;"sv) ==
+        "2:5: invalid YAML: a NUL byte; a config is UTF-8 text (is this file UTF-16 or UTF-32?)");
+  CHECK(error_of("\xff\xfei\0n\0"sv) ==
+        "1:4: invalid YAML: a NUL byte; a config is UTF-8 text (is this file UTF-16 or UTF-32?)");
+  CHECK(error_of("\xef\xbb\xbfinterval: 1s\x7f\n"sv) == "1:13: invalid YAML: control character 0x7f is not allowed in YAML text");
+  // Tab, line feed and carriage return are YAML's own.
+  const auto config = loaded("interval: 2s\r\ntimeout: 1s\t# a comment\r\n");
+  CHECK(config.interval == std::chrono::seconds(2));
+  CHECK(config.timeout == std::chrono::seconds(1));
+}
+
 TEST_CASE("config errors: wrong types point at the value", "[config]") {
   CHECK(error_of("interval: abc\n") == "1:11: interval: expected a duration like 200ms, 1s, 1m, 1h, got 'abc'");
   CHECK(error_of("ring:\n  samples: lots\n") == "2:12: ring.samples: expected a whole number, got 'lots'");
