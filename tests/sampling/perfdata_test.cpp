@@ -559,6 +559,47 @@ TEST_CASE("perfdata: a kept /tmp listing never hides a user directory added late
   CHECK_FALSE(find_perfdata_file(proc.string(), 20, 5));
 }
 
+// A tick reads the file it opened at the first (the daemon keeps it open between ticks): what
+// the JVM writes later is read, a directory swapped for a symlink later is not followed, and a
+// file cut short is an error - the daemon's cue to open it again, through the checks again.
+TEST_CASE("perfdata: a target's file held open reads what is written later, never what is planted", "[perfdata][security]") {
+  const TempDir dir;
+  const fs::path proc = dir.path / "proc";
+  const fs::path tmp = proc / "30" / "root" / "tmp";
+  const fs::path file = tmp / "hsperfdata_app" / "9";
+  lockwatch::test::write_file(file, capture("jdk17"));
+  std::string error;
+  const auto held = TargetPerfDataFile::open(proc.string(), 30, "tmp/hsperfdata_app/9", &error);
+  INFO(error);
+  REQUIRE(held);
+  const auto first = held->read(&error, PerfDataKeep::counters);
+  REQUIRE(first);
+  CHECK_THAT(counters_of(*first).vm_version, Catch::StartsWith("17"));
+
+  lockwatch::test::write_file(file, capture("jdk25"));  // the same file (inode), new contents
+  const auto second = held->read(&error, PerfDataKeep::counters);
+  REQUIRE(second);
+  CHECK_THAT(counters_of(*second).vm_version, Catch::StartsWith("25"));
+
+  // The directory swapped for a link to a planted file: the held file is still the JVM's own,
+  // and opening by the path again is refused.
+  fs::rename(tmp / "hsperfdata_app", tmp / "moved");
+  lockwatch::test::write_file(dir.path / "outside" / "9", capture("jdk17"));
+  fs::create_directory_symlink(dir.path / "outside", tmp / "hsperfdata_app");
+  const auto third = held->read(&error, PerfDataKeep::counters);
+  REQUIRE(third);
+  CHECK_THAT(counters_of(*third).vm_version, Catch::StartsWith("25"));
+  error.clear();
+  CHECK_FALSE(TargetPerfDataFile::open(proc.string(), 30, "tmp/hsperfdata_app/9", &error));
+  CHECK_THAT(error, Catch::Contains("refused"));
+
+  fs::resize_file(tmp / "moved" / "9", 100);  // cut short: inside the prologue's `used`
+  error.clear();
+  const auto cut = held->read(&error, PerfDataKeep::counters);
+  CHECK_FALSE((cut && cut->complete));
+  CHECK_FALSE(error.empty());
+}
+
 TEST_CASE("perfdata: read_perfdata_file names the path and the reason", "[perfdata]") {
   const TempDir dir;
   const auto error_for = [](const fs::path& path) {

@@ -301,6 +301,7 @@ bool check_regular(const std::string& path, const Fd& file, std::string* error) 
 // default) and a JVM uses about a third of it (12 KiB for a 1000-thread JDK 17), and the copy,
 // of memory the JVM keeps writing to, was a tenth of the io thread's time, read on every tick.
 std::optional<std::string> read_written(const std::string& path, int fd, std::string* error) {
+  // pread from the start: a file held open between ticks (TargetPerfDataFile) is read again.
   std::string bytes;
   std::array<char, 16384> buf;  // not zeroed: only what a read wrote is used
   std::optional<std::size_t> used;
@@ -310,7 +311,7 @@ std::optional<std::string> read_written(const std::string& path, int fd, std::st
       used = p ? static_cast<std::size_t>(p->used) : kMaxFileBytes + 1;  // unreadable: all of it
     }
     if (used && bytes.size() >= *used) return bytes;
-    const auto n = ::read(fd, buf.data(), buf.size());
+    const auto n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(bytes.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(error, errno_text("cannot read", path, errno));
     if (n == 0) return bytes;
@@ -319,9 +320,9 @@ std::optional<std::string> read_written(const std::string& path, int fd, std::st
   }
 }
 
+// A regular file's written bytes, parsed; errors name `path`.
 std::optional<PerfData> read_and_parse(const std::string& path, const Fd& file, std::string* error,
                                        PerfDataKeep keep = PerfDataKeep::all) {
-  if (!check_regular(path, file, error)) return std::nullopt;
   const auto bytes = read_written(path, file.get(), error);
   if (!bytes) return std::nullopt;
   std::string why;
@@ -494,19 +495,30 @@ std::optional<std::string> find_perfdata_file(const std::string& proc_root, int 
   return file ? std::optional(file->path) : std::nullopt;
 }
 
-std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
-                                             std::string* error, PerfDataKeep keep) {
-  const std::string shown = root_of(proc_root, pid) + "/" + beneath_root;
+std::optional<TargetPerfDataFile> TargetPerfDataFile::open(const std::string& proc_root, int pid,
+                                                           const std::string& beneath_root, std::string* error) {
+  std::string shown = root_of(proc_root, pid) + "/" + beneath_root;
   OpenError why;
   const Fd root = open_root(root_of(proc_root, pid), &why);
-  const Fd file = root ? open_beneath(root.get(), beneath_root, O_RDONLY, &why) : Fd{};
+  Fd file = root ? open_beneath(root.get(), beneath_root, O_RDONLY, &why) : Fd{};
   if (!file) {
     set_error(error, why.planted() ? "refused " + shown + ": a symlink or another file type where the JVM's "
                                          "hsperfdata directory and file should be (not following it)"
                                    : errno_text("cannot open", shown, why.err));
     return std::nullopt;
   }
-  return read_and_parse(shown, file, error, keep);
+  if (!check_regular(shown, file, error)) return std::nullopt;
+  return TargetPerfDataFile(std::move(shown), std::move(file));
+}
+
+std::optional<PerfData> TargetPerfDataFile::read(std::string* error, PerfDataKeep keep) const {
+  return read_and_parse(shown_, file_, error, keep);
+}
+
+std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
+                                             std::string* error, PerfDataKeep keep) {
+  const auto file = TargetPerfDataFile::open(proc_root, pid, beneath_root, error);
+  return file ? file->read(error, keep) : std::nullopt;
 }
 
 std::optional<PerfData> read_perfdata_file(const std::string& path, std::string* error) {
@@ -514,6 +526,7 @@ std::optional<PerfData> read_perfdata_file(const std::string& path, std::string*
   // no symlink; a target's file goes through read_target_perfdata instead.
   Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!file) return set_error(error, errno_text("cannot open", path, errno)), std::nullopt;
+  if (!check_regular(path, file, error)) return std::nullopt;
   return read_and_parse(path, file, error);
 }
 

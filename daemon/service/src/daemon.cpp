@@ -321,19 +321,22 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
   sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(observe));
 }
 
-// hsperfdata costs the JVM nothing: read on every tick, even while dumps back off. The
-// counters are published at once only when no dump follows: otherwise they go to the
-// processing thread with that dump (on_dump), whose processing publishes them with the dump's
-// own figures - rendering every series of the target twice per tick was ~6% of a profile at
+// hsperfdata costs the JVM nothing: read on every tick, even while dumps back off, from the
+// file opened at the first (sampling::TargetPerfDataFile). The counters are published at once
+// only when no dump follows: otherwise they go to the processing thread with that dump
+// (on_dump), whose processing publishes them with the dump's own figures - rendering every series of the target twice per tick was ~6% of a profile at
 // 5 Hz, and a post of their own woke the idle processing thread once more per sample.
 void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
-  const sampling::ActAs as({w->jvm.uid, w->jvm.gid});  // attach.as target: the JVM's hsperfdata directory is 0700
-  if (!as) return;
-  auto data = sampling::read_target_perfdata(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root, nullptr,
-                                             sampling::PerfDataKeep::counters);
-  if (!data) return;
+  if (!w->perf_file) {
+    const sampling::ActAs as({w->jvm.uid, w->jvm.gid});  // attach.as target: the JVM's hsperfdata directory is 0700
+    if (!as) return;
+    w->perf_file = sampling::TargetPerfDataFile::open(settings.proc_root, w->jvm.id.pid, w->jvm.perfdata_beneath_root);
+    if (!w->perf_file) return;
+  }
+  auto data = w->perf_file->read(nullptr, sampling::PerfDataKeep::counters);
+  if (!data) return void(w->perf_file.reset());  // opened again, and checked again, next tick
   Watched::TickPerf perf{sampling::counters_of(*data), unix_now()};
   if (dump_follows) return void(w->tick_perf = std::move(perf));
   w->tick_perf.reset();  // these are newer

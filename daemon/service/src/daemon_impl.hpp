@@ -50,6 +50,7 @@ struct Watched {
     double at = 0;  // unix seconds
   };
   std::optional<TickPerf> tick_perf;  // io thread only: read at a tick a dump follows, sent with it
+  std::optional<sampling::TargetPerfDataFile> perf_file;  // io thread only: open while reads succeed
   std::mutex mu;             // guards everything below
   TargetState state;
   std::optional<Trigger> incident;  // a burst is running for it

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "lockwatch/sampling/target_fs.hpp"
+
 namespace lockwatch::sampling {
 
 /// Every counter of one hsperfdata snapshot.
@@ -80,6 +82,25 @@ std::optional<std::string> find_perfdata_file(const std::string& proc_root, int 
 /// swapped for a symlink after discovery is refused, not followed. Errors name the path.
 std::optional<PerfData> read_target_perfdata(const std::string& proc_root, int pid, const std::string& beneath_root,
                                              std::string* error = nullptr, PerfDataKeep keep = PerfDataKeep::all);
+
+/// A target's hsperfdata file held open from one tick to the next. A JVM writes one file
+/// from start to exit, so a tick reads it with a pread from the start, where opening it again
+/// walked /proc/PID/root and the directories below it and switched ids (attach.as target) -
+/// half of a tick's cost. Opened as read_target_perfdata opens it, and checked a regular file
+/// then; a read that fails is the caller's cue to drop it and open it again, through the checks.
+class TargetPerfDataFile {
+ public:
+  /// The file at `beneath_root` below `<proc_root>/<pid>/root`, or nothing and the reason.
+  static std::optional<TargetPerfDataFile> open(const std::string& proc_root, int pid, const std::string& beneath_root,
+                                                std::string* error = nullptr);
+  /// What the JVM has written by now, parsed: a private copy, read from the start each time.
+  std::optional<PerfData> read(std::string* error = nullptr, PerfDataKeep keep = PerfDataKeep::all) const;
+
+ private:
+  TargetPerfDataFile(std::string shown, Fd file) : shown_(std::move(shown)), file_(std::move(file)) {}
+  std::string shown_;  // "/proc/42/root/tmp/hsperfdata_app/7", for errors
+  Fd file_;
+};
 
 /// Reads the whole file (a private copy: the JVM keeps writing the original) and parses it.
 /// Refuses symlinks and non-regular files; errors name the path and the system's reason.
