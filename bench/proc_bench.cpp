@@ -14,6 +14,10 @@
 // daemon finds them.
 //
 //   lockwatch_proc_bench [--pid PID] ...   # BM_Exists* look at that process instead
+//
+// BM_TickPerfData* read the hsperfdata counters of --pid (a JVM: without one they are skipped)
+// as a tick does: opening the file through /proc/PID/root each time (Opened), or reading the
+// file the daemon keeps open (Held); the *Spaced ones 200 ms apart, as at 5 Hz.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -26,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/sampling/proc.hpp"
 
 namespace {
@@ -64,6 +69,31 @@ BENCHMARK(BM_ExistsByStatus);
 BENCHMARK(BM_ExistsByPidfd);
 BENCHMARK(BM_ExistsByStatusSpaced)->Iterations(40);
 BENCHMARK(BM_ExistsByPidfdSpaced)->Iterations(40);
+
+// A tick's read of the watched JVM's counters; `held` as the daemon does since it keeps the file.
+void tick_perfdata(benchmark::State& state, bool held, bool spaced) {
+  using namespace lockwatch::sampling;
+  const auto file = locate_perfdata("/proc", watched, watched);
+  if (!file) return state.SkipWithError("no hsperfdata file: run with --pid of a JVM on this host");
+  const auto open = TargetPerfDataFile::open("/proc", watched, file->beneath_root);
+  if (!open) return state.SkipWithError("cannot open the hsperfdata file");
+  for (auto _ : state) {
+    if (spaced) pause_between_samples(state);
+    auto data = held ? open->read(nullptr, PerfDataKeep::counters)
+                     : read_target_perfdata("/proc", watched, file->beneath_root, nullptr, PerfDataKeep::counters);
+    if (!data) return state.SkipWithError("the read failed");
+    benchmark::DoNotOptimize(counters_of(*data));
+  }
+}
+
+void BM_TickPerfDataOpened(benchmark::State& state) { tick_perfdata(state, false, false); }
+void BM_TickPerfDataHeld(benchmark::State& state) { tick_perfdata(state, true, false); }
+void BM_TickPerfDataOpenedSpaced(benchmark::State& state) { tick_perfdata(state, false, true); }
+void BM_TickPerfDataHeldSpaced(benchmark::State& state) { tick_perfdata(state, true, true); }
+BENCHMARK(BM_TickPerfDataOpened);
+BENCHMARK(BM_TickPerfDataHeld);
+BENCHMARK(BM_TickPerfDataOpenedSpaced)->Iterations(40);
+BENCHMARK(BM_TickPerfDataHeldSpaced)->Iterations(40);
 
 void BM_StartTime(benchmark::State& state) {
   const lockwatch::sampling::ProcFs proc;
