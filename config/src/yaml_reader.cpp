@@ -159,8 +159,17 @@ std::optional<YAML::Mark> stuck_document(const std::string& text) {
   return finder.stuck_at;
 }
 
-// yaml-cpp may read past the end of the text before it gives up (an escape such as "\\x" or
-// "\\U" cut short by the end of the file) and report a column beyond the last character.
+namespace {
+
+// The bytes at `line_begin` that are no column: a UTF-8 byte order mark before the first line.
+std::size_t not_columns(std::string_view text, std::size_t line_begin) {
+  return line_begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;
+}
+
+}  // namespace
+
+// yaml-cpp may read past the end of the text before it gives up (an escape such as "\x" or
+// "\U" cut short by the end of the file) and report a column beyond the last character.
 // Brought back to just past the end of its line, so FILE:LINE:COL always points into the
 // file; only for text yaml-cpp reads as UTF-8 byte by byte (a 0xFE/0xFF first byte may make
 // it UTF-16, whose columns are not bytes; a NUL byte never gets this far).
@@ -174,8 +183,7 @@ Position inside_text(Position at, std::string_view text) {
     ++begin;
   }
   const auto end = std::min(text.find('\n', begin), text.size());
-  const std::size_t bom = begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;  // not a column
-  at.column = std::min(at.column, static_cast<int>(end - begin - bom) + 1);
+  at.column = std::min(at.column, static_cast<int>(end - begin - not_columns(text, begin)) + 1);
   return at;
 }
 
@@ -192,9 +200,8 @@ std::optional<std::pair<Position, std::string>> forbidden_character(std::string_
   const auto offset = static_cast<std::size_t>(bad - text.begin());
   const auto newline = text.rfind('\n', offset);  // text[offset] is not one
   const std::size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
-  const std::size_t bom = begin == 0 && text.starts_with("\xef\xbb\xbf") ? 3 : 0;
   const auto line = 1 + std::count(text.begin(), bad, '\n');
-  const auto column = offset - begin - bom + 1;
+  const auto column = offset - begin - not_columns(text, begin) + 1;
   const auto byte = static_cast<unsigned char>(*bad);
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02x", byte);

@@ -141,9 +141,9 @@ std::optional<std::pair<Position, std::string>> forbidden_character(std::string_
 /// so that error is the only one.
 template <class Result, class Grammar>
 Result load_yaml(Grammar grammar, std::string_view text, std::string_view name) {
-  const std::string yaml(text);
   if (const auto bad = forbidden_character(text))
     return {std::nullopt, {{std::string(name), bad->first.line, bad->first.column, bad->second}}};
+  const std::string yaml(text);
   try {
     if (const auto stuck = stuck_document(yaml)) {
       const auto at = position_of(*stuck);

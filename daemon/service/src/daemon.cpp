@@ -324,8 +324,9 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off, from the
 // file opened at the first (sampling::TargetPerfDataFile). The counters are published at once
 // only when no dump follows: otherwise they go to the processing thread with that dump
-// (on_dump), whose processing publishes them with the dump's own figures - rendering every series of the target twice per tick was ~6% of a profile at
-// 5 Hz, and a post of their own woke the idle processing thread once more per sample.
+// (on_dump), whose processing publishes them with the dump's own figures - rendering every
+// series of the target twice per tick was ~6% of a profile at 5 Hz, and a post of their own
+// woke the idle processing thread once more per sample.
 void Daemon::Impl::on_tick(sampling::TargetKey key, bool dump_follows) {
   auto w = find(key);
   if (!w || w->jvm.perfdata_beneath_root.empty()) return;
