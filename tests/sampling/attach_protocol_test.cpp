@@ -16,6 +16,7 @@
 #include "lockwatch/sampling/bounded_reply.hpp"
 #include "lockwatch/sampling/proc.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using namespace lockwatch::sampling;
 using namespace std::string_view_literals;
@@ -149,6 +150,81 @@ TEST_CASE("process watch: a pidfd sees its process exit, as a zombie too, and si
   CHECK(fallback.exists());
   CHECK(fallback.signal(0) == 0);
   CHECK_FALSE(ProcessWatch(ProcFs{"/nonexistent"}, self).exists());
+}
+
+// The daemon's sessions ask a held target for its status at every sample; the file is read
+// again only when the ids the kernel gives its /proc directory change (a process that drops
+// root), and never after it exited.
+TEST_CASE("target process: its status read once while its ids stay, again when they change, none once gone", "[proc][security]") {
+  if (::geteuid() != 0) {
+    lockwatch::test::skip("a process changing its ids needs root to start as");
+    return;
+  }
+  int go[2];
+  REQUIRE(::pipe(go) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    char c = 0;
+    if (::read(go[0], &c, 1) == 1 && (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)) ::_exit(3);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  TargetProcess held(ProcFs{}, child);
+  REQUIRE(held.watch().by_pidfd());
+  const auto* first = held.status();
+  REQUIRE(first != nullptr);
+  CHECK(first->euid() == 0);
+  CHECK(first->nspid == child);
+  for (int i = 0; i < 5; ++i) CHECK(held.status() != nullptr);
+  CHECK(held.status_reads() == 1);  // kept while the ids stay
+  CHECK(held.status(true) != nullptr);
+  CHECK(held.status_reads() == 2);  // asked fresh, read
+
+  REQUIRE(::write(go[1], "u", 1) == 1);
+  const ProcFs proc;
+  for (int i = 0; i < 500 && proc.status(child).value_or(ProcStatus{}).euid() != 65534; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(proc.status(child).value_or(ProcStatus{}).euid() == 65534);
+  const auto* dropped = held.status();
+  REQUIRE(dropped != nullptr);
+  CHECK(dropped->euid() == 65534);  // the old ids are never acted on
+  CHECK(dropped->egid() == 65534);
+  CHECK(held.status_reads() == 3);
+  CHECK(held.status() != nullptr);
+  CHECK(held.status_reads() == 3);
+
+  REQUIRE(::kill(child, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  ::close(go[1]);
+  CHECK(held.status() == nullptr);
+  CHECK(held.status() == nullptr);
+
+  // A root process that exits: its directory still reads as root's, the ids it had - only
+  // the pidfd tells it is gone.
+  const pid_t root_child = ::fork();
+  REQUIRE(root_child >= 0);
+  if (root_child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  TargetProcess root_held(ProcFs{}, root_child);
+  REQUIRE(root_held.status() != nullptr);
+  CHECK(root_held.status()->euid() == 0);
+  REQUIRE(::kill(root_child, SIGKILL) == 0);
+  REQUIRE(::waitpid(root_child, &status, 0) == root_child);
+  CHECK(root_held.status() == nullptr);
+  CHECK(root_held.status_reads() == 1);
+
+  // Without a pidfd (another /proc tree) every call reads the file.
+  TargetProcess fallback(ProcFs{"/proc/"}, static_cast<int>(::getpid()));
+  CHECK_FALSE(fallback.watch().by_pidfd());
+  CHECK(fallback.status() != nullptr);
+  CHECK(fallback.status() != nullptr);
+  CHECK(fallback.status_reads() == 2);
+  CHECK(TargetProcess(ProcFs{}, 0x7ffffff0).status() == nullptr);
 }
 
 TEST_CASE("procfs: a real process's argument vector, spaces inside arguments kept", "[attach][proc]") {

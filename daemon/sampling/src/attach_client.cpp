@@ -39,7 +39,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
  public:
   AttachSession(asio::io_context& io, const DumpRequest& request, const AttachOptions& options,
                 std::function<void(DumpRecord)> done)
-      : request_(request), options_(options), proc_(options.proc_root), socket_(io), deadline_(io), poll_(io),
+      : request_(request), options_(options), proc_(options.proc_root), process_(options.process), socket_(io), deadline_(io), poll_(io),
         done_(std::move(done)), started_(Clock::now()), text_(request.bounds), file_text_(request.bounds),
         chunked_(request_.chunks) {}
 
@@ -49,8 +49,9 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       if (!ec) self->finish(Outcome::timeout, "no complete reply within " + seconds(self->request_.timeout) +
                                                   " (a stopped or overloaded JVM?); the connection was closed");
     });
-    process_ = ProcessWatch(proc_, request_.pid);  // first: a pid reused after this reads as gone
-    const auto status = proc_.status(request_.pid);
+    // The daemon's own, held from its target's last dump, or one for this dump alone.
+    if (!process_ || process_->pid() != request_.pid) process_ = std::make_shared<TargetProcess>(proc_, request_.pid);
+    const auto* status = process_->status();
     if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
     // With attach.as target every step that touches the JVM runs under its ids (act_as.hpp);
     // otherwise this is a no-op and the steps run as lockwatch.
@@ -90,11 +91,15 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void start_listener() {
     if (!options_.may_start_listener)
       return finish(Outcome::attach_refused, "no attach listener (" + target_.socket_path() + " is missing)");
+    // What may_signal reads of the status (its signal handlers) changes without its ids.
+    const auto* status = process_->status(true);
+    if (!status) return finish(Outcome::target_gone, "no process with pid " + std::to_string(request_.pid));
+    target_.status = *status;
     if (auto refusal = detail::may_signal(proc_, target_)) return finish(refusal->outcome, refusal->error);
     auto trigger = detail::create_trigger(target_);
     if (auto* refusal = std::get_if<detail::Refusal>(&trigger)) return finish(refusal->outcome, refusal->error);
     trigger_ = std::get<detail::Trigger>(trigger);
-    if (const int err = process_.signal(SIGQUIT); err != 0)
+    if (const int err = process_->watch().signal(SIGQUIT); err != 0)
       return finish(err == ESRCH ? Outcome::target_gone : Outcome::attach_refused,
                     std::string("cannot signal the JVM: ") + std::strerror(err));
     signalled_ = true;
@@ -117,7 +122,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
     if (auto* refusal = std::get_if<detail::Refusal>(&state)) return finish(refusal->outcome, refusal->error);
     auto* file = std::get_if<detail::SocketFile>(&state);
     if (file && (!stale_inode_ || file->inode != *stale_inode_)) return remove_trigger(), connect(std::move(*file));
-    if (!process_.exists()) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
+    if (!process_->watch().exists()) return finish(Outcome::target_gone, "the JVM exited while starting its attach listener");
     if (Clock::now() < listener_deadline_) return wait_for_socket();
     finish(Outcome::attach_refused, "the JVM did not start its attach listener within " + seconds(options_.listener_wait) +
                                         " of SIGQUIT (start it with -XX:+StartAttachListener, or see -Xlog:attach=debug)");
@@ -214,7 +219,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   void end_of_reply() {
     if (bytes_ == 0)
       return unless_gone(Outcome::attach_refused, "the JVM closed the connection without a reply" + credentials_hint());
-    if (!process_.exists()) return finish_gone();
+    if (!process_->watch().exists()) return finish_gone();
     if (reply_.malformed() || !reply_.status()) return finish(Outcome::parse_error, "not an attach reply");
     if (*reply_.status() == 101) return finish(Outcome::attach_refused, "the JVM does not accept attach protocol version 1");
     if (json()) return json_reply();
@@ -268,11 +273,11 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   // A JVM that dies mid-dump closes the socket like one that refuses us, and the kernel
   // closes its files before /proc shows it gone: look again shortly before blaming attach.
   void unless_gone(Outcome outcome, std::string error) {
-    if (!process_.exists()) return finish_gone();
+    if (!process_->watch().exists()) return finish_gone();
     poll_.expires_after(std::chrono::milliseconds(200));
     poll_.async_wait([self = shared_from_this(), outcome, error = std::move(error)](error_code ec) mutable {
       if (self->finished_) return;
-      if (!ec && !self->process_.exists()) return self->finish_gone();
+      if (!ec && !self->process_->watch().exists()) return self->finish_gone();
       self->finish(outcome, std::move(error));
     });
   }
@@ -338,7 +343,7 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   DumpRequest request_;
   AttachOptions options_;
   ProcFs proc_;
-  ProcessWatch process_;  // the JVM, opened before its status was read
+  std::shared_ptr<TargetProcess> process_;  // the JVM, its pidfd opened before its status was read
   detail::AttachTarget target_;
   asio::local::stream_protocol::socket socket_;
   asio::steady_timer deadline_;

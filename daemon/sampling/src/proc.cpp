@@ -70,6 +70,19 @@ void apply_field(std::string_view key, std::string_view value, ProcStatus& s, Se
   else if (key == "SigIgn") s.signals_ignored = number<std::uint64_t>(value, 16).value_or(0);
 }
 
+// An open file to its end (up to about max_bytes).
+std::string read_all(int fd, std::size_t max_bytes) {
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    const auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || out.size() >= max_bytes) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ProcStatus::handles(int signo) const noexcept {
@@ -108,18 +121,9 @@ std::optional<std::uint64_t> parse_start_time(std::string_view stat_text) {
 }
 
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    const auto n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || out.size() >= max_bytes) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  return read_all(fd.get(), max_bytes);
 }
 
 std::string ProcFs::path(int pid, std::string_view relative) const {
@@ -187,6 +191,30 @@ bool ProcessWatch::exists() const {
 int ProcessWatch::signal(int signo) const {
   const long r = pidfd_ ? ::syscall(SYS_pidfd_send_signal, pidfd_.get(), signo, nullptr, 0) : ::kill(pid_, signo);
   return r == 0 ? 0 : errno;
+}
+
+TargetProcess::TargetProcess(ProcFs proc, int pid) : proc_(std::move(proc)), pid_(pid), watch_(proc_, pid) {
+  if (watch_.by_pidfd()) dir_ = Fd(::open(proc_.path(pid, "").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+const ProcStatus* TargetProcess::status(bool fresh) {
+  if (status_ && dir_ && !fresh) {
+    struct stat st {};
+    const bool same_ids = ::fstat(dir_.get(), &st) == 0 && st.st_uid == status_->euid() && st.st_gid == status_->egid();
+    if (!watch_.exists()) return status_.reset(), nullptr;
+    if (same_ids) return &*status_;
+  }
+  ++reads_;
+  std::optional<std::string> text;
+  if (dir_) {
+    // Through the held directory: a pid reused since names another directory, and this
+    // one's files then fail to open.
+    if (Fd fd(::openat(dir_.get(), "status", O_RDONLY | O_CLOEXEC)); fd) text = read_all(fd.get(), 1 << 20);
+  } else {
+    text = read_small_file(proc_.path(pid_, "status"));
+  }
+  status_ = text ? parse_proc_status(*text) : std::nullopt;
+  return status_ ? &*status_ : nullptr;
 }
 
 }  // namespace lockwatch::sampling

@@ -308,9 +308,15 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
     log::info("dump form", {{"target", w->label}, {"form", std::string(sampling::to_string(request.form))}, {"reason", why}});
   }
   request.chunks = text_chunks(w);
+  // Its pidfd, /proc/PID and status, held: a session reads the status again only when the
+  // JVM's ids changed (sampling::TargetProcess), not on every sample.
+  if (!w->process) w->process = std::make_shared<sampling::TargetProcess>(sampling::ProcFs(settings.proc_root), request.pid);
+  sampling::AttachOptions options{settings.proc_root, true, 5s};
+  options.process = w->process;
   // A failure is observed here (a JSON dump the JVM cannot write sends the target to print);
   // an ok dump once it is parsed, with the evidence read from it (process()).
   auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
+    if (result.outcome == sampling::Outcome::target_gone) w->process.reset();  // the next dump opens it again
     if (result.outcome != sampling::Outcome::ok)
       w->form.observe(result.form, result.outcome, sampling::FormEvidence{}, std::chrono::steady_clock::now());
     if (result.outcome == sampling::Outcome::dump_file_failed)
@@ -318,7 +324,7 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
                 {{"target", w->label}, {"error", result.error}});
     done(std::move(result));
   };
-  sampling::async_attach_dump(io, request, {settings.proc_root, true, 5s}, std::move(observe));
+  sampling::async_attach_dump(io, request, options, std::move(observe));
 }
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off, from the

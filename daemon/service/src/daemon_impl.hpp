@@ -21,6 +21,7 @@
 #include "lockwatch/sampling/dump_form.hpp"
 #include "lockwatch/sampling/perfdata.hpp"
 #include "lockwatch/sampling/pod_identity.hpp"
+#include "lockwatch/sampling/proc.hpp"
 #include "lockwatch/sampling/scheduler.hpp"
 #include "lockwatch/service/daemon.hpp"
 #include "lockwatch/service/incident.hpp"
@@ -51,6 +52,7 @@ struct Watched {
   };
   std::optional<TickPerf> tick_perf;  // io thread only: read at a tick a dump follows, sent with it
   std::optional<sampling::TargetPerfDataFile> perf_file;  // io thread only: open while reads succeed
+  std::shared_ptr<sampling::TargetProcess> process;  // io thread only: held from one dump to the next, until one finds it gone
   std::mutex mu;             // guards everything below
   TargetState state;
   std::optional<Trigger> incident;  // a burst is running for it

@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "lockwatch/asio.hpp"
 #include "lockwatch/sampling/dump_record.hpp"
 
 namespace lockwatch::sampling {
+
+class TargetProcess;  // proc.hpp
 
 struct AttachOptions {
   std::string proc_root = "/proc";
@@ -20,6 +23,9 @@ struct AttachOptions {
   /// non-JVM, and prints a dump into the application's stdout where attach is disabled.
   bool may_start_listener = true;
   std::chrono::milliseconds listener_wait{5'000};
+  /// The target as the last dump of it left it (the daemon keeps one per target, on the io
+  /// thread); empty: this dump opens its own. One for another pid is not used.
+  std::shared_ptr<TargetProcess> process{};
 };
 
 /// Asynchronous on the caller's io_context; `done` runs exactly once. The reply is read
