@@ -18,6 +18,10 @@
 // BM_TickPerfData* read the hsperfdata counters of --pid (a JVM: without one they are skipped)
 // as a tick does: opening the file through /proc/PID/root each time (Opened), or reading the
 // file the daemon keeps open (Held); the *Spaced ones 200 ms apart, as at 5 Hz.
+//
+// BM_SessionStatus* are what a dump's session learns of --pid (or this process) before it
+// connects: a pidfd opened and /proc/PID/status read each time (Opened), or the status of the
+// TargetProcess the daemon holds per target, read again only when the ids change (Held).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -94,6 +98,33 @@ BENCHMARK(BM_TickPerfDataOpened);
 BENCHMARK(BM_TickPerfDataHeld);
 BENCHMARK(BM_TickPerfDataOpenedSpaced)->Iterations(40);
 BENCHMARK(BM_TickPerfDataHeldSpaced)->Iterations(40);
+
+// What a session learns of its target at its start: a pidfd opened and the status read, as
+// every session did (Opened), or asked of the TargetProcess the daemon holds (Held).
+void session_status(benchmark::State& state, bool held, bool spaced) {
+  using namespace lockwatch::sampling;
+  TargetProcess kept(ProcFs{}, watched);
+  if (!kept.watch().by_pidfd()) return state.SkipWithError("no pidfd for this process");
+  for (auto _ : state) {
+    if (spaced) pause_between_samples(state);
+    if (held) {
+      benchmark::DoNotOptimize(kept.status());
+    } else {
+      const ProcessWatch watch(ProcFs{}, watched);
+      benchmark::DoNotOptimize(ProcFs{}.status(watched));
+    }
+  }
+  if (held) state.counters["status_reads"] = static_cast<double>(kept.status_reads());
+}
+
+void BM_SessionStatusOpened(benchmark::State& state) { session_status(state, false, false); }
+void BM_SessionStatusHeld(benchmark::State& state) { session_status(state, true, false); }
+void BM_SessionStatusOpenedSpaced(benchmark::State& state) { session_status(state, false, true); }
+void BM_SessionStatusHeldSpaced(benchmark::State& state) { session_status(state, true, true); }
+BENCHMARK(BM_SessionStatusOpened);
+BENCHMARK(BM_SessionStatusHeld);
+BENCHMARK(BM_SessionStatusOpenedSpaced)->Iterations(40);
+BENCHMARK(BM_SessionStatusHeldSpaced)->Iterations(40);
 
 void BM_StartTime(benchmark::State& state) {
   const lockwatch::sampling::ProcFs proc;
