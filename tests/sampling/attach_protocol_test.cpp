@@ -160,17 +160,13 @@ TEST_CASE("target process: its status read once while its ids stay, again when t
     lockwatch::test::skip("a process changing its ids needs root to start as");
     return;
   }
-  int go[2];
-  REQUIRE(::pipe(go) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    char c = 0;
-    if (::read(go[0], &c, 1) == 1 && (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)) ::_exit(3);
-    ::pause();
-    ::_exit(0);
-  }
-  ::close(go[0]);
+  // A root shell that drops to 65534:65534 on SIGUSR1 (exec keeps its pid). Child kills and
+  // reaps it whatever the test's outcome.
+  lockwatch::test::Child dropping({"sh", "-c",
+                                   "trap 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 120' USR1; "
+                                   "echo READY; while :; do sleep 0.01; done"});
+  REQUIRE(dropping.wait_for_line("READY", std::chrono::seconds(10)));
+  const pid_t child = dropping.pid();
   TargetProcess held(ProcFs{}, child);
   REQUIRE(held.watch().by_pidfd());
   const auto* first = held.status();
@@ -182,7 +178,7 @@ TEST_CASE("target process: its status read once while its ids stay, again when t
   CHECK(held.status(true) != nullptr);
   CHECK(held.status_reads() == 2);  // asked fresh, read
 
-  REQUIRE(::write(go[1], "u", 1) == 1);
+  REQUIRE(::kill(child, SIGUSR1) == 0);
   const ProcFs proc;
   for (int i = 0; i < 500 && proc.status(child).value_or(ProcStatus{}).euid() != 65534; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -196,25 +192,19 @@ TEST_CASE("target process: its status read once while its ids stay, again when t
   CHECK(held.status_reads() == 3);
 
   REQUIRE(::kill(child, SIGKILL) == 0);
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  ::close(go[1]);
+  REQUIRE(dropping.wait_exit(std::chrono::seconds(5)));  // reaped
   CHECK(held.status() == nullptr);
   CHECK(held.status() == nullptr);
 
   // A root process that exits: its directory still reads as root's, the ids it had - only
   // the pidfd tells it is gone.
-  const pid_t root_child = ::fork();
-  REQUIRE(root_child >= 0);
-  if (root_child == 0) {
-    ::pause();
-    ::_exit(0);
-  }
-  TargetProcess root_held(ProcFs{}, root_child);
+  lockwatch::test::Child staying({"sh", "-c", "echo READY; exec sleep 120"});
+  REQUIRE(staying.wait_for_line("READY", std::chrono::seconds(10)));
+  TargetProcess root_held(ProcFs{}, staying.pid());
   REQUIRE(root_held.status() != nullptr);
   CHECK(root_held.status()->euid() == 0);
-  REQUIRE(::kill(root_child, SIGKILL) == 0);
-  REQUIRE(::waitpid(root_child, &status, 0) == root_child);
+  REQUIRE(::kill(staying.pid(), SIGKILL) == 0);
+  REQUIRE(staying.wait_exit(std::chrono::seconds(5)));
   CHECK(root_held.status() == nullptr);
   CHECK(root_held.status_reads() == 1);
 
