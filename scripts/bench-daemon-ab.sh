@@ -14,7 +14,8 @@
 #   scripts/bench-daemon-ab.sh DIR_A DIR_B [--windows N] [--window S] [--interval D] [--samples N]
 #   DIR_A, DIR_B: each holds a build's lockwatch and lockwatch-daemon (build/bench/daemon/app
 #   of two checkouts, say).
-# Prints per window "A ns/sample  B ns/sample  B/A", each thread's share, and the medians.
+# Prints per window each daemon's CPU per sample, B/A, and the io and processing threads' CPU
+# and waits per sample; then the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,21 +80,28 @@ while [ "$(metric "$url_a" lockwatch_ring_samples)" -lt "$samples" ] || [ "$(met
   sleep 2
 done
 
+# A daemon's ok samples and threads now: snapshot NAME PID URL K writes $work/NAME.ok.K, $work/NAME.K.
+snapshot() { metric "$3" 'lockwatch_samples_total{result="ok"' >"$work/$1.ok.$4"; threads "$2" >"$work/$1.$4"; }
+# "samples total-ns io-ns io-waits processing-ns processing-waits", each per sample, of daemon
+# NAME between its snapshots 0 and 1 (just "0" without samples). The processing thread is the
+# busiest after the io thread.
+per() {
+  local n=$(( $(cat "$work/$1.ok.1") - $(cat "$work/$1.ok.0") ))
+  [ "$n" -gt 0 ] || { echo 0; return; }
+  paste "$work/$1.0" "$work/$1.1" | awk -v n="$n" '
+    { cpu = ($3 - $1) / n; w = ($4 - $2) / n; total += cpu
+      if (NR == 1) { io = cpu; io_w = w } else if (cpu > p) { p = cpu; p_w = w } }
+    END { printf "%d %d %d %.1f %d %.1f\n", n, total, io, io_w, p, p_w }'
+}
+
 : >"$work/ratios"
 for i in $(seq "$windows"); do
-  ok_a0=$(metric "$url_a" 'lockwatch_samples_total{result="ok"') ok_b0=$(metric "$url_b" 'lockwatch_samples_total{result="ok"')
-  threads "$daemon_a" >"$work/a.0"; threads "$daemon_b" >"$work/b.0"
+  snapshot a "$daemon_a" "$url_a" 0; snapshot b "$daemon_b" "$url_b" 0
   sleep "$window"
-  ok_a1=$(metric "$url_a" 'lockwatch_samples_total{result="ok"') ok_b1=$(metric "$url_b" 'lockwatch_samples_total{result="ok"')
-  threads "$daemon_a" >"$work/a.1"; threads "$daemon_b" >"$work/b.1"
-  # "total-ns-per-sample io-ns waits processing-ns waits" of one daemon over the window.
-  per() { paste "$1.0" "$1.1" | awk -v n="$2" '
-            { cpu = ($3 - $1) / n; w = ($4 - $2) / n; total += cpu
-              if (NR == 1) { io = cpu; io_w = w } else if (cpu > p) { p = cpu; p_w = w } }
-            END { printf "%d %d %.1f %d %.1f\n", total, io, io_w, p, p_w }'; }
-  if [ $((ok_a1 - ok_a0)) -le 0 ] || [ $((ok_b1 - ok_b0)) -le 0 ]; then echo "window $i: no samples"; continue; fi
-  read -r a io_a wa p_a pa <<<"$(per "$work/a" $((ok_a1 - ok_a0)))"
-  read -r b io_b wb p_b pb <<<"$(per "$work/b" $((ok_b1 - ok_b0)))"
+  snapshot a "$daemon_a" "$url_a" 1; snapshot b "$daemon_b" "$url_b" 1
+  read -r n_a a io_a wa p_a pa <<<"$(per a)"
+  read -r n_b b io_b wb p_b pb <<<"$(per b)"
+  if [ "$n_a" -le 0 ] || [ "$n_b" -le 0 ]; then echo "window $i: no samples"; continue; fi
   awk -v i="$i" -v a="$a" -v b="$b" -v ioa="$io_a" -v wa="$wa" -v pa_="$p_a" -v pwa="$pa" -v iob="$io_b" -v wb="$wb" -v pb_="$p_b" -v pwb="$pb" 'BEGIN {
     printf "window %2d: A %.2f ms  B %.2f ms per sample  B/A %.3f   (io %.2f/%.2f ms, %.1f/%.1f waits; processing %.2f/%.2f ms, %.1f/%.1f waits)\n",
            i, a / 1e6, b / 1e6, b / a, ioa / 1e6, iob / 1e6, wa, wb, pa_ / 1e6, pb_ / 1e6, pwa, pwb }'
