@@ -9,6 +9,7 @@
 # with many objects (BALLAST_MIB, default 2048).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/thousand-threads.sh
 runs=${RUNS:-11}
 ballast=${BALLAST_MIB:-2048}
 lockwatch=${LOCKWATCH:-build/release/daemon/app/lockwatch}
@@ -18,14 +19,9 @@ command -v jattach >/dev/null || { echo "needs the jattach package (baseline onl
 work=$(mktemp -d)
 jvm=""
 trap '[ -n "$jvm" ] && kill "$jvm" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-javac -d "$work" bench/java/ThousandThreads.java
 
 start_jvm() {  # start_jvm HEAP_MIB BALLAST_MIB LOG [DEPTH]
-  : >"$work/out"
-  java -Xss512k -Xmx"$1"m -Xlog:safepoint:file="$3" -cp "$work" ThousandThreads 1000 "$2" 600 0 "${4:-12}" >"$work/out" 2>&1 &
-  jvm=$!
-  for _ in $(seq 600); do grep -qx READY "$work/out" && return; sleep 0.1; done
-  echo "JVM did not start" >&2; cat "$work/out" >&2; exit 1
+  thousand_threads "$work" "$1" -Xlog:safepoint:file="$3" -- 1000 "$2" 600 0 "${4:-12}"
 }
 
 ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }

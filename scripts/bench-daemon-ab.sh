@@ -18,6 +18,7 @@
 # and waits per sample; then the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/thousand-threads.sh
 
 usage() { echo "usage: scripts/bench-daemon-ab.sh DIR_A DIR_B [--windows N] [--window S] [--interval D] [--samples N]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
@@ -41,12 +42,8 @@ work=$(mktemp -d /tmp/lockwatch-bench-ab.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-javac -d "$work" bench/java/ThousandThreads.java
-java -Xss512k -Xmx256m -cp "$work" ThousandThreads 1000 0 3600 0 >"$work/jvm.out" 2>&1 &
-jvm=$!
+thousand_threads "$work" 256 -- 1000 0 3600 0
 pids+=("$jvm")
-for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
-grep -qx READY "$work/jvm.out" || { echo "the JVM did not start" >&2; exit 1; }
 
 cat >"$work/lockwatch.yaml" <<EOF
 interval: $interval

@@ -19,6 +19,7 @@
 #   LOCKWATCH=BINARY scripts/bench-daemon.sh ...   # another build (a baseline), lockwatch-daemon beside it
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/thousand-threads.sh
 
 threads=1000 samples=600 churning=100 interval=100ms seconds=20 rounds=4 steady=20 window=10
 while [ $# -gt 0 ]; do
@@ -45,12 +46,8 @@ work=$(mktemp -d /tmp/lockwatch-bench-daemon.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-javac -d "$work" bench/java/ThousandThreads.java
-java -Xss512k -Xmx256m -cp "$work" ThousandThreads "$threads" 0 3600 "$churning" >"$work/jvm.out" 2>&1 &
-jvm=$!
+thousand_threads "$work" 256 -- "$threads" 0 3600 "$churning"
 pids+=("$jvm")
-for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
-grep -qx READY "$work/jvm.out" || { echo "the JVM did not start" >&2; exit 1; }
 
 cat >"$work/lockwatch.yaml" <<EOF
 interval: $interval

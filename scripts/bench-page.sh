@@ -13,6 +13,7 @@
 #   scripts/bench-page.sh [--runs N] [--no-live] [--live-threads N] [--live-samples N] [--build DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/thousand-threads.sh
 
 runs=5 live=1 build=build/release live_threads=1000 live_samples=600
 while [ $# -gt 0 ]; do
@@ -162,12 +163,10 @@ render "samples.html (600 dumps)" "$work/samples.html"
 
 [ -n "$live" ] || exit 0
 echo "== the live page on a $live_threads-thread JVM, ring of $live_samples samples"
-javac -d "$work" bench/java/ThousandThreads.java
-java -Xss512k -Xmx1g -cp "$work" ThousandThreads "$live_threads" 0 3600 100 >"$work/jvm.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 1200); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
+thousand_threads "$work" 1024 -- "$live_threads" 0 3600 100
+pids+=("$jvm")
 printf 'interval: 100ms\nring:\n  samples: %s\n  max_bytes: 1GiB\nincidents:\n  enabled: false\nlog:\n  level: warn\n' "$live_samples" >"$work/lockwatch.yaml"
-"$lockwatch" run --config "$work/lockwatch.yaml" --pid "${pids[0]}" --listen 127.0.0.1:0 >"$work/lockwatch.out" &
+"$lockwatch" run --config "$work/lockwatch.yaml" --pid "$jvm" --listen 127.0.0.1:0 >"$work/lockwatch.out" &
 pids+=($!)
 for _ in $(seq 100); do grep -q /metrics "$work/lockwatch.out" && break; sleep 0.1; done
 base=$(grep -o 'http://[^ ]*' "$work/lockwatch.out" | sed 's|/metrics||')
