@@ -479,6 +479,16 @@ void Daemon::Impl::trim_heap() {
   if (::mallinfo2().fordblks > kKeptFreeHeap) ::malloc_trim(kKeptFreeHeap);
 }
 
+// An incident renders every sample of the ring (tens of MB of text, one sample at a time)
+// and leaves the top of the heap that high: trimmed as above, kKeptFreeHeap of it would stay
+// resident until the heap's top moved again, a step of 1-2 MiB in RSS after an incident that
+// no sample needs. So the heap is given back whole here - once per incident, at most one a
+// min_interval - and the samples after it take what they use again.
+void Daemon::Impl::trim_heap_after_incident() {
+  samples_since_trim_check = 0;
+  ::malloc_trim(0);
+}
+
 // State changes are logged once; a target that keeps failing, once a minute.
 void Daemon::Impl::log_outcome(Watched& w, bool burst) {
   const auto pid = std::to_string(w.jvm.id.pid);
@@ -522,6 +532,7 @@ void Daemon::Impl::finish_incident(Watched& w) {
   if (!w.incident) return;
   const auto written = write_incident(incidents, w.state, *w.incident);
   w.incident.reset();
+  trim_heap_after_incident();
   if (!written.error.empty()) {
     w.state.count_incident_failure();
     return log::error("incident not written", {{"target", w.label}, {"error", written.error}});

@@ -106,6 +106,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   void publish(const std::shared_ptr<Watched>& w);
   void log_outcome(Watched& w, bool burst);
   void trim_heap();
+  void trim_heap_after_incident();
   void follow_incident(const std::shared_ptr<Watched>& w, bool burst);
   void finish_incident(Watched& w);
   void reload();
