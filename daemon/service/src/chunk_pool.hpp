@@ -18,9 +18,13 @@ namespace lockwatch::service {
 
 class ChunkPool {
  public:
-  /// The size of a chunk: what the daemon lends for a reply to be read into.
-  static constexpr std::size_t chunk_bytes = 256 * 1024;
-  static constexpr std::size_t keep = 8;
+  /// The size of a chunk: what the daemon lends for a reply to be read into. Each full chunk
+  /// is a post that may wake the processing thread: a 1000-thread JVM's 1.3 MB reply is 2
+  /// posts at 1 MiB, 6 at 256 KiB, and the processing thread's CPU per sample followed the
+  /// wakes (~10% less at 1 MiB, two builds sampling one JVM, docs/performance.md).
+  static constexpr std::size_t chunk_bytes = 1024 * 1024;
+  /// Three: a reply of two chunks and the first of the next, ~what 8 of 256 KiB kept.
+  static constexpr std::size_t keep = 3;
 
   /// A buffer from the pool (a new, empty one when it is empty). Its contents do not matter
   /// to whoever takes it; they are left as they were, so making it as large as its capacity

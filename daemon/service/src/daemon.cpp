@@ -371,8 +371,10 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
 // Each post may wake the processing thread (a futex and two context switches), and each read
 // of the socket is a round of the event loop: the reply is read straight into buffers of
 // ChunkPool::chunk_bytes, each posted once full. A read takes all the socket holds (the JVM's
-// side buffers ~200 KiB): a 1.5 MB dump in ~12 reads and 6 posts, where reads of 64 KiB
-// copied into such buffers took ~25 reads and a copy of every byte.
+// side buffers ~200 KiB): a 1.5 MB dump in ~10 reads and 2 posts, where reads of 64 KiB
+// copied into buffers took ~25 reads and a copy of every byte. Buffers of 256 KiB (6 posts)
+// woke the processing thread twice as often, and its CPU per sample was ~10% higher
+// (docs/performance.md).
 sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w) {
   auto take = [self = shared_from_this()] {
     auto buffer = self->chunks.take();
