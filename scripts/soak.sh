@@ -9,6 +9,7 @@
 #   scripts/soak.sh [--seconds S] [--threads N] [--ring N] [--build DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/thousand-threads.sh
 
 seconds=1800 threads=1000 ring=600 build=build/soak
 while [ $# -gt 0 ]; do
@@ -30,13 +31,9 @@ work=$(mktemp -d /tmp/lockwatch-soak.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-javac -d "$work" bench/java/ThousandThreads.java
 jvm_started=$SECONDS
-java -Xss512k -Xmx256m -cp "$work" ThousandThreads "$threads" 0 $((seconds + 600)) 100 >"$work/jvm.out" 2>&1 &
-jvm=$!
+thousand_threads "$work" 256 -- "$threads" 0 $((seconds + 600)) 100
 pids+=("$jvm")
-for _ in $(seq 600); do grep -qx READY "$work/jvm.out" && break; sleep 0.1; done
-grep -qx READY "$work/jvm.out" || { echo "soak: the JVM did not start" >&2; exit 1; }
 
 cat >"$work/lockwatch.yaml" <<EOF
 interval: 100ms
