@@ -31,9 +31,9 @@ work=$(mktemp -d /tmp/lockwatch-soak.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-jvm_started=$SECONDS
 thousand_threads "$work" 256 -- "$threads" 0 $((seconds + 600)) 100
 pids+=("$jvm")
+jvm_started=$SECONDS  # at READY: an age counted from here is never more than the JVM's
 
 cat >"$work/lockwatch.yaml" <<EOF
 interval: 100ms

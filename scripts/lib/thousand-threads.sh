@@ -1,5 +1,6 @@
-# Sourced by the bench scripts and the soak: the one way they start bench/java/ThousandThreads.java, the
-# JVM they measure against (its arguments are in its own header).
+# Sourced by the bench scripts and the soak: the one way they start
+# bench/java/ThousandThreads.java, the JVM they measure against (its arguments are in its own
+# header).
 #
 #   thousand_threads WORK HEAP_MIB [JVM_OPTION...] -- [PROGRAM_ARG...]
 #
