@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "lockwatch/sampling/scheduler.hpp"
@@ -158,6 +159,44 @@ TEST_CASE("an ok dump that processing finds no dump in backs off like any failur
   CHECK(good->failures_in_row == 0);
   CHECK(good->last_ok_duration);
   CHECK(good->dumps >= 60);
+}
+
+TEST_CASE("verdicts from another thread count before the next decision, with no post to the scheduler's thread",
+          "[scheduler]") {
+  // The daemon's processing thread calls processed() itself: each verdict waits in the
+  // scheduler until its thread next decides (a tick, a slot, stats()). Here every verdict comes
+  // from a thread of its own, some time after the dump was delivered.
+  Bench b;
+  SchedulerOptions o;
+  o.backoff_initial = 20ms;
+  o.backoff_max = 80ms;
+  o.verdict_from_processing = true;
+  auto hooks = b.hooks();
+  std::vector<std::thread> processing;
+  Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
+                                       b.events.push_back(e);
+                                       processing.emplace_back([&s, key = e.target] {
+                                         std::this_thread::sleep_for(1ms);
+                                         s.processed(key, key == 1 ? Outcome::parse_error : Outcome::ok, key == 2 ? 30ms : 0ms);
+                                       });
+                                     }});
+  s.add(1, 101, every(5ms));
+  s.add(2, 102, every(10ms));
+  b.io.run_for(600ms);
+  for (auto& t : processing) t.join();
+  const auto junk = s.stats(1);  // takes the verdicts still waiting
+  const auto paced = s.stats(2);
+  REQUIRE(junk);
+  REQUIRE(paced);
+  INFO("junk: " << junk->dumps << " dumps; paced: " << paced->dumps << " dumps, " << paced->paced_ticks << " of "
+                << paced->ticks << " ticks paced");
+  CHECK(junk->dumps <= 14);  // backed off as if the verdict had been posted
+  CHECK(junk->failures_in_row == junk->dumps);  // every verdict counted, none lost
+  CHECK(junk->backoff == 80ms);
+  CHECK(paced->failures_in_row == 0);
+  CHECK(paced->last_ok_duration);
+  CHECK(paced->paced_ticks >= paced->ticks / 2);  // 30 ms of processing paces 90 ms
+  CHECK(paced->dumps >= 3);
 }
 
 TEST_CASE("a recovered target samples every tick again", "[scheduler]") {

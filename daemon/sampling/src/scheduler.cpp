@@ -3,8 +3,10 @@
 #include "lockwatch/sampling/scheduler.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +66,41 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   std::size_t in_flight_failing = 0;  // of in_flight: dumps of targets that were failing when they started
   bool stopped = false;
 
+  // processed() comes from the processing thread. A post of its own woke the io thread once
+  // more per dump (an epoll_ctl on its reactor, and one of its ~7 waits a sample), and that
+  // wake-up preempted the processing thread ~2 times a sample (docs/performance.md). So the
+  // verdicts wait here and are taken before the scheduler next decides anything - each tick,
+  // slot hand-out, burst step, delivery and stats() - with the time they came, so pacing and
+  // back-off run from then as before.
+  struct Verdict {
+    TargetKey key;
+    Outcome outcome;
+    Clock::duration cost;
+    Clock::time_point at;
+  };
+  std::mutex inbox_mu;
+  std::vector<Verdict> inbox, taking;  // taking: the drained batch, its buffer kept
+  std::atomic<bool> inbox_filled{false};
+
+  void drain() {
+    if (!inbox_filled.load(std::memory_order_acquire)) return;
+    {
+      std::lock_guard lock(inbox_mu);
+      inbox.swap(taking);
+      inbox_filled.store(false, std::memory_order_relaxed);
+    }
+    for (const auto& v : taking) apply(v);
+    taking.clear();
+  }
+
+  void apply(const Verdict& v) {
+    auto it = targets.find(v.key);
+    if (it == targets.end()) return;
+    auto& t = *it->second;
+    t.paced_until = v.at + v.cost * options.processing_pace;
+    if (auto took = std::exchange(t.awaiting_verdict, std::nullopt)) account(t, v.outcome, *took, v.at);
+  }
+
   void arm(const std::shared_ptr<Scheduled>& t) {
     t->timer.expires_at(t->next_due);
     t->timer.async_wait([self = shared_from_this(), t](error_code ec) {
@@ -74,6 +111,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   // A late wake-up (a busy loop, a suspended machine) skips the deadlines it slept
   // through and counts them, instead of firing them all at once.
   void tick(const std::shared_ptr<Scheduled>& t) {
+    drain();
     const auto now = Clock::now();
     const auto due = t->next_due;
     const auto late = (now - due) / t->options.interval;
@@ -102,6 +140,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   // until its first dump fails. Failing targets also share at most max_concurrent - 1 slots, so
   // one is always left for a healthy JVM (with a cap of 1 there is nothing to share).
   void pump() {
+    drain();
     if (!queue.empty()) release_overdue();
     while (!stopped && in_flight < options.max_concurrent && !queue.empty()) {
       auto pick = std::find_if(queue.begin(), queue.end(), [](const Job& j) {
@@ -211,6 +250,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   }
 
   void finished(const Job& job, DumpEvent event, bool held_slot) {
+    drain();  // a verdict still waiting is the last dump's, not this one's
     if (!held_slot) --overtime;
     auto& t = *job.target;
     t.busy = false;
@@ -221,7 +261,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
       if (event.dump.outcome == Outcome::ok && options.verdict_from_processing)
         t.awaiting_verdict = took;
       else
-        account(t, event.dump.outcome, took);
+        account(t, event.dump.outcome, took, Clock::now());
       if (job.burst && t.burst_left == 0) t.bursting = false;
       if (hooks.on_dump) hooks.on_dump(std::move(event));
       if (job.burst || std::exchange(t.burst_waiting, false)) next_burst(job.target);
@@ -231,7 +271,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
 
   // Exponential back-off keeps a failing target (no listener, wrong uid) from being
   // retried - and possibly signalled - on every tick.
-  void account(Scheduled& t, Outcome outcome, milliseconds took) {
+  void account(Scheduled& t, Outcome outcome, milliseconds took, Clock::time_point now) {
     if (outcome == Outcome::ok) {
       t.stats.last_ok_duration = took;
       t.stats.failures_in_row = 0;
@@ -242,7 +282,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     t.stats.failures_in_row += 1;
     const auto shift = std::min<std::uint32_t>(t.stats.failures_in_row - 1, 20);
     t.stats.backoff = std::min(options.backoff_max, options.backoff_initial * (std::int64_t{1} << shift));
-    t.backoff_until = Clock::now() + t.stats.backoff;
+    t.backoff_until = now + t.stats.backoff;
   }
 
   void next_burst(const std::shared_ptr<Scheduled>& t) {
@@ -304,11 +344,10 @@ bool Scheduler::burst(TargetKey key, std::uint32_t count, milliseconds interval)
 }
 
 void Scheduler::processed(TargetKey key, Outcome verdict, Clock::duration cost) {
-  auto it = impl_->targets.find(key);
-  if (it == impl_->targets.end()) return;
-  auto& t = *it->second;
-  t.paced_until = Clock::now() + cost * impl_->options.processing_pace;
-  if (auto took = std::exchange(t.awaiting_verdict, std::nullopt)) impl_->account(t, verdict, *took);
+  const auto now = Clock::now();
+  std::lock_guard lock(impl_->inbox_mu);
+  impl_->inbox.push_back({key, verdict, cost, now});
+  impl_->inbox_filled.store(true, std::memory_order_release);
 }
 
 void Scheduler::request_locks(TargetKey key) {
@@ -316,6 +355,7 @@ void Scheduler::request_locks(TargetKey key) {
 }
 
 std::optional<TargetStats> Scheduler::stats(TargetKey key) const {
+  impl_->drain();
   auto it = impl_->targets.find(key);
   if (it == impl_->targets.end()) return std::nullopt;
   return it->second->stats;

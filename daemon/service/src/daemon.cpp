@@ -301,6 +301,7 @@ void Daemon::Impl::backend(const sampling::DumpRequest& request, std::function<v
 // cannot write is logged here with when JSON is tried again, besides the failed sample itself.
 void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
                                   std::function<void(sampling::DumpRecord)> done) {
+  take_form_note(*w);
   const auto now = std::chrono::steady_clock::now();
   request.form = w->form.choose(now);
   if (auto why = w->form.reason(now); why != w->form_reason) {
@@ -317,14 +318,27 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
   // an ok dump once it is parsed, with the evidence read from it (process()).
   auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
     if (result.outcome == sampling::Outcome::target_gone) w->process.reset();  // the next dump opens it again
-    if (result.outcome != sampling::Outcome::ok)
+    if (result.outcome != sampling::Outcome::ok) {
+      Impl::take_form_note(*w);
       w->form.observe(result.form, result.outcome, sampling::FormEvidence{}, std::chrono::steady_clock::now());
+    }
     if (result.outcome == sampling::Outcome::dump_file_failed)
       log::warn("JSON thread dump failed; taking Thread.print for 10m, then trying JSON again",
                 {{"target", w->label}, {"error", result.error}});
     done(std::move(result));
   };
   sampling::async_attach_dump(io, request, options, std::move(observe));
+}
+
+// The last processed dump's evidence goes to the chooser before it chooses or hears of a
+// later failure, so it learns in the order the dumps came.
+void Daemon::Impl::take_form_note(Watched& w) {
+  std::optional<Watched::FormNote> note;
+  {
+    std::lock_guard lock(w.form_note_mu);
+    note = std::exchange(w.form_note, std::nullopt);
+  }
+  if (note) w.form.observe(note->form, sampling::Outcome::ok, note->evidence, note->at);
 }
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off, from the
@@ -423,15 +437,15 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   publish(w);
   trim_heap();
   // The parser's verdict counts for the target's back-off; what this sample cost the shared
-  // processing thread paces its next dump.
-  // Its cost counts the chunks fed while it streamed. The form chooser (io thread) learns
-  // what the parsed dump says of the JVM.
-  auto evidence = observe ? w->state.last_evidence() : std::nullopt;
-  asio::post(io, [self = shared_from_this(), w, verdict = w->state.last_outcome(), form, evidence,
-                  cost = streamed_cost + (std::chrono::steady_clock::now() - started)] {
-    if (evidence) w->form.observe(form, sampling::Outcome::ok, *evidence, std::chrono::steady_clock::now());
-    self->scheduler.processed(w->key, verdict, cost);
-  });
+  // processing thread paces its next dump. Its cost counts the chunks fed while it streamed.
+  // The form chooser (io thread) learns what the parsed dump says of the JVM. Neither is a
+  // post to the io thread, which woke it once more per sample: both wait for the io thread's
+  // next decision (Scheduler::processed, Watched::form_note).
+  if (auto evidence = observe ? w->state.last_evidence() : std::nullopt) {
+    std::lock_guard note_lock(w->form_note_mu);
+    w->form_note = Watched::FormNote{form, *evidence, std::chrono::steady_clock::now()};
+  }
+  scheduler.processed(w->key, w->state.last_outcome(), streamed_cost + (std::chrono::steady_clock::now() - started));
 }
 
 // A publication serializes every family of the target that changed (~0.3 ms for a 1000-thread

@@ -46,6 +46,15 @@ struct Watched {
   const std::string label;   // read by the io thread without the mutex
   sampling::FormChooser form;  // io thread only: which dump form its next sample takes
   std::string form_reason;      // io thread only: why, as last logged
+  // An ok dump's evidence for `form`, left by the processing thread for the io thread to take
+  // (Daemon::Impl::take_form_note). Its own mutex: `mu` is held through a whole sample.
+  struct FormNote {
+    sampling::DumpForm form{};
+    sampling::FormEvidence evidence;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::mutex form_note_mu;
+  std::optional<FormNote> form_note;
   struct TickPerf {
     sampling::JvmCounters counters;
     double at = 0;  // unix seconds
@@ -118,6 +127,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   /// The attach backend's dump in the form the target's FormChooser picks; the result goes back to it.
   void attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
                       std::function<void(sampling::DumpRecord)> done);
+  static void take_form_note(Watched& w);
   std::shared_ptr<Watched> find_pid(int pid) const;
   std::shared_ptr<Watched> find(sampling::TargetKey key) const;
   std::shared_ptr<Watched> find(std::string_view label) const;

@@ -113,7 +113,9 @@ class Scheduler {
   /// judged it (ok, or parse_error when the text held no dump, too_large when the ring could
   /// not keep it) - counted as SchedulerOptions::verdict_from_processing says - and `cost`
   /// paces it: no regular dump before processing_pace x cost from now (bursts are not held
-  /// back: they are an incident's evidence).
+  /// back: they are an incident's evidence). Unlike the rest, callable from any thread (the
+  /// processing thread's): it is taken before the scheduler next decides or answers stats(),
+  /// without waking the scheduler's thread.
   void processed(TargetKey key, Outcome verdict, std::chrono::steady_clock::duration cost);
   /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
   void request_locks(TargetKey key);
