@@ -130,15 +130,21 @@ TEST_CASE("a failing target backs off exponentially instead of retrying every ti
   CHECK(b.ticks_without_dump[1] >= b.ticks[1] / 2);
 }
 
+// Back-off of 20, 40, 80, 80, ... ms, on the verdicts processing gives.
+SchedulerOptions judged_by_processing() {
+  SchedulerOptions o;
+  o.backoff_initial = 20ms;
+  o.backoff_max = 80ms;
+  o.verdict_from_processing = true;
+  return o;
+}
+
 TEST_CASE("an ok dump that processing finds no dump in backs off like any failure", "[scheduler]") {
   // A process that answers the attach protocol with something else: the backend says ok,
   // the parser says parse_error. With the verdict taken from processing it backs off;
   // without, it would be dumped on every tick as a healthy target.
   Bench b;
-  SchedulerOptions o;
-  o.backoff_initial = 20ms;
-  o.backoff_max = 80ms;
-  o.verdict_from_processing = true;
+  const auto o = judged_by_processing();
   auto hooks = b.hooks();
   Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
                                        b.events.push_back(e);
@@ -167,10 +173,7 @@ TEST_CASE("verdicts from another thread count before the next decision, with no 
   // scheduler until its thread next decides (a tick, a slot, stats()). Here every verdict comes
   // from a thread of its own, some time after the dump was delivered.
   Bench b;
-  SchedulerOptions o;
-  o.backoff_initial = 20ms;
-  o.backoff_max = 80ms;
-  o.verdict_from_processing = true;
+  const auto o = judged_by_processing();
   auto hooks = b.hooks();
   std::vector<std::thread> processing;
   Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
