@@ -4,8 +4,8 @@
 // Why it exists: the daemon hands a dump's text to its processing thread in buffers of its
 // own (service::ChunkPool). Read into the attach session's own 64 KiB buffer first, every
 // byte was copied once more on the io thread, and a 1.5 MB reply took ~25 reads, each with a
-// round of the event loop. Read into the lent buffer itself, up to its capacity, the copy is gone and so are
-// three quarters of the reads.
+// round of the event loop. Read into the lent buffer itself, up to its capacity, the copy
+// is gone and so are three quarters of the reads.
 #pragma once
 
 #include <cstddef>
