@@ -84,6 +84,17 @@ sampling::FormMode form_mode(config::DumpFormat f) {
 
 log::Level log_level(config::LogLevel l) { return static_cast<log::Level>(static_cast<int>(l)); }
 
+// The last processed dump's evidence goes to the chooser before it chooses or hears of a
+// later failure, so it learns in the order the dumps came.
+void take_form_note(Watched& w) {
+  std::optional<Watched::FormNote> note;
+  {
+    std::lock_guard lock(w.form_note_mu);
+    note = std::exchange(w.form_note, std::nullopt);
+  }
+  if (note) w.form.observe(note->form, sampling::Outcome::ok, note->evidence, note->at);
+}
+
 }  // namespace
 
 Daemon::Impl::Impl(DaemonSettings s)
@@ -319,7 +330,7 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
   auto observe = [w, done = std::move(done)](sampling::DumpRecord result) {
     if (result.outcome == sampling::Outcome::target_gone) w->process.reset();  // the next dump opens it again
     if (result.outcome != sampling::Outcome::ok) {
-      Impl::take_form_note(*w);
+      take_form_note(*w);
       w->form.observe(result.form, result.outcome, sampling::FormEvidence{}, std::chrono::steady_clock::now());
     }
     if (result.outcome == sampling::Outcome::dump_file_failed)
@@ -328,17 +339,6 @@ void Daemon::Impl::attach_backend(const std::shared_ptr<Watched>& w, sampling::D
     done(std::move(result));
   };
   sampling::async_attach_dump(io, request, options, std::move(observe));
-}
-
-// The last processed dump's evidence goes to the chooser before it chooses or hears of a
-// later failure, so it learns in the order the dumps came.
-void Daemon::Impl::take_form_note(Watched& w) {
-  std::optional<Watched::FormNote> note;
-  {
-    std::lock_guard lock(w.form_note_mu);
-    note = std::exchange(w.form_note, std::nullopt);
-  }
-  if (note) w.form.observe(note->form, sampling::Outcome::ok, note->evidence, note->at);
 }
 
 // hsperfdata costs the JVM nothing: read on every tick, even while dumps back off, from the

@@ -47,7 +47,7 @@ struct Watched {
   sampling::FormChooser form;  // io thread only: which dump form its next sample takes
   std::string form_reason;      // io thread only: why, as last logged
   // An ok dump's evidence for `form`, left by the processing thread for the io thread to take
-  // (Daemon::Impl::take_form_note). Its own mutex: `mu` is held through a whole sample.
+  // (take_form_note in daemon.cpp). Its own mutex: `mu` is held through a whole sample.
   struct FormNote {
     sampling::DumpForm form{};
     sampling::FormEvidence evidence;
@@ -127,7 +127,6 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   /// The attach backend's dump in the form the target's FormChooser picks; the result goes back to it.
   void attach_backend(const std::shared_ptr<Watched>& w, sampling::DumpRequest request,
                       std::function<void(sampling::DumpRecord)> done);
-  static void take_form_note(Watched& w);
   std::shared_ptr<Watched> find_pid(int pid) const;
   std::shared_ptr<Watched> find(sampling::TargetKey key) const;
   std::shared_ptr<Watched> find(std::string_view label) const;
