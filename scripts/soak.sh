@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Soak: lockwatch run at 10 Hz on a contended 1000-thread JVM (bench/java/ThousandThreads.java,
 # with churning threads) for a long time. Passes when, after the ring has filled, the daemon's
-# RSS grows by less than 5 % (its lowest reading in the last third of
-# the run against the lowest in the first third), its open file descriptors stay flat, and no
-# sample failed.
+# RSS grows by less than 5 % plus the 4 MiB of free heap the daemon keeps for its next sample
+# (its lowest reading in the last third of the run against the lowest in the first third), its
+# open file descriptors stay flat, and no sample failed.
 # CI runs a short version (scripts/test.sh: --seconds 60 --ring 100).
 #
 #   scripts/soak.sh [--seconds S] [--threads N] [--ring N] [--build DIR]
@@ -115,8 +115,18 @@ echo "soak: RSS floor (KiB) per tenth of the run: $(printf '%s\n' "${readings[@]
 }')"
 echo "soak: outcomes: $(curl -s "$url" | grep '^lockwatch_samples_total' | sed 's/.*result="\([a-z_]*\)".* /\1=/' | tr '\n' ' ')"
 echo "soak: ${seconds}s after the ring filled: RSS ${rss0} -> ${rss1} KiB (peak ${max_rss} KiB, floor ${growth}%), fds ${fds0} -> ${fds1} (peak ${max_fds}, floor ${fd_first} -> ${fd_last}), samples $((ok - ok0)) ok / ${failed} failed during the soak, $(metric lockwatch_missed_ticks_total) missed ticks"
+# The daemon keeps up to 4 MiB of freed heap for the next sample (kKeptFreeHeap in
+# daemon/service/src/daemon.cpp) and gives back the rest; which of those pages are resident
+# depends on where the last dumps' buffers fell, so the RSS floor may sit anywhere in a 4 MiB
+# band above what is in use without a byte leaked. A 60 s run with an incident written inside it
+# stepped +2 MiB (+9.9%) at that incident and stayed flat for the rest: a step inside the band.
+# The limit is 5% plus that band. A leak of 16 bytes per thread per sample exceeds it within the
+# 60 s smoke (400 dumps of 1000 threads between its first third and its last); in the long soak
+# the band is a smaller share.
+kept_kib=4096
+limit_kib=$(awk -v a="$rss_first" -v k="$kept_kib" 'BEGIN { printf "%d", a * 0.05 + k }')
 status=0
-awk -v g="$growth" 'BEGIN { exit !(g < 5) }' || { echo "soak: FAIL - the RSS floor grew ${growth}% from the first third of the run to the last (limit 5%)" >&2; status=1; }
+[ $((rss_last - rss_first)) -lt "$limit_kib" ] || { echo "soak: FAIL - the RSS floor grew ${growth}% ($((rss_last - rss_first)) KiB) from the first third of the run to the last (limit ${limit_kib} KiB: 5% and the ${kept_kib} KiB of heap kept free)" >&2; status=1; }
 [ "$fd_last" -le "$fd_first" ] || { echo "soak: FAIL - the descriptors' floor grew from ${fd_first} to ${fd_last}" >&2; status=1; }
 [ "$max_fds" -le $((fds0 + 5)) ] || { echo "soak: FAIL - file descriptors peaked at ${max_fds}, ${fds0} at the start" >&2; status=1; }
 [ "$failed" = 0 ] || { echo "soak: FAIL - ${failed} samples failed" >&2; status=1; }
