@@ -628,6 +628,16 @@ struct DumpParser::Impl {
     body_open = true;
   }
 
+  // Counts the entry about to be added, or stops parsing when it would pass a thread bound.
+  bool room_for_thread() {
+    if (dump->threads.size() >= limits.max_threads || stats.threads >= limits.max_stream_threads) {
+      stats.stopped = StopReason::max_threads;
+      return false;
+    }
+    ++stats.threads;
+    return true;
+  }
+
   void start_thread(const detail::HeaderFields& h, std::string_view raw) {
     // A dump lists each #id once: a repeat is the next dump of a collection pasted
     // without its "Full thread dump" line.
@@ -636,10 +646,7 @@ struct DumpParser::Impl {
       java_ids.insert(*h.java_id);
     }
     if (!dump) return;  // a limit stopped parsing
-    if (dump->threads.size() >= limits.max_threads) {
-      stats.stopped = StopReason::max_threads;
-      return;
-    }
+    if (!room_for_thread()) return;
     seal_thread();
     fill_thread(dump->threads.emplace_back(), h);
     open_thread();
@@ -699,10 +706,7 @@ struct DumpParser::Impl {
     if (!dump || dump->format != model::DumpFormat::dump_to_file_plain || mode == Mode::trailer)
       open_dump(false, model::DumpFormat::dump_to_file_plain, {});
     if (!dump) return;
-    if (dump->threads.size() >= limits.max_threads) {
-      stats.stopped = StopReason::max_threads;
-      return;
-    }
+    if (!room_for_thread()) return;
     seal_thread();
     ThreadInfo& t = dump->threads.emplace_back();
     open_thread();

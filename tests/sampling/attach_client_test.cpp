@@ -46,10 +46,12 @@ std::vector<Jdk> jdks() {
 
 fs::path classes(const Jdk& jdk) { return fs::path(LOCKWATCH_SCENARIO_CLASSES) / jdk.name; }
 
-std::unique_ptr<test::Child> start_jvm(const Jdk& jdk, std::vector<std::string> flags, const std::string& main_class) {
+std::unique_ptr<test::Child> start_jvm(const Jdk& jdk, std::vector<std::string> flags, const std::string& main_class,
+                                       const std::vector<std::string>& args = {"120"}) {
   std::vector<std::string> argv{(jdk.home / "bin" / "java").string(), "-Xmx64m"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-cp", classes(jdk).string(), main_class, "120"});
+  argv.insert(argv.end(), {"-cp", classes(jdk).string(), main_class});
+  argv.insert(argv.end(), args.begin(), args.end());
   auto jvm = std::make_unique<test::Child>(argv);
   REQUIRE(jvm->wait_for_line("READY", 60s));
   return jvm;
@@ -152,6 +154,47 @@ TEST_CASE("attach: with lent buffers the dump is read into them and each is give
   const auto whole = dump(jvm->pid());
   REQUIRE(whole.outcome == Outcome::ok);
   CHECK(java_threads(sunk) == java_threads(whole.text));
+}
+
+// The daemon's parser counts a Thread.print reply's thread entries (TextChunks::
+// past_thread_bound): the reader then leaves the count to it, and gives up when told.
+TEST_CASE("attach: a consumer that counts thread entries decides the thread bound", "[attach][jvm][limits]") {
+  const auto jdk = jdks().front();
+  // 300 threads twenty frames deep: a reply of ~0.4 MB, more than the JVM's socket buffer
+  // holds, so it takes several reads.
+  auto jvm = start_jvm(jdk, {"-Xss512k"}, "ThreadCrowd", {"120", "300"});
+  sampling::DumpRequest request;
+  request.pid = jvm->pid();
+  request.timeout = 20s;
+  request.bounds.max_threads = 2;  // far fewer than the JVM has: counted here, it would be too_large
+  SECTION("within the consumer's bound the reply is read whole, not counted again") {
+    test::LentBuffers lent(sampling::ChunkedText::kSmallest);
+    request.chunks = lent.chunks();
+    request.chunks.past_thread_bound = [] { return false; };
+    const auto r = sampling::attach_dump(request);
+    INFO(r.error);
+    REQUIRE(r.outcome == Outcome::ok);
+    CHECK(lent.text().find("JNI global refs") != std::string::npos);  // to its end
+  }
+  SECTION("past it the reply is given up at the next read, too_large") {
+    test::LentBuffers lent(sampling::ChunkedText::kSmallest);
+    request.chunks = lent.chunks();
+    request.chunks.past_thread_bound = [&lent] { return !lent.given.empty(); };  // past once a buffer came back
+    const auto r = sampling::attach_dump(request);
+    INFO(r.error);
+    CHECK(r.outcome == Outcome::too_large);
+    CHECK(r.error.find("limits.max_threads (2) thread entries: dropped the connection") != std::string::npos);
+    CHECK(lent.text().find("JNI global refs") == std::string::npos);  // not read to its end
+    CHECK(lent.text().size() < 300 * 1000);
+    CHECK(alive(jvm->pid()));
+  }
+  SECTION("without such a consumer the reader counts them itself") {
+    test::LentBuffers lent(sampling::ChunkedText::kSmallest);
+    request.chunks = lent.chunks();
+    const auto r = sampling::attach_dump(request);
+    CHECK(r.outcome == Outcome::too_large);
+    CHECK(r.error.find("limits.max_threads (2)") != std::string::npos);
+  }
 }
 
 TEST_CASE("attach: -l adds lock owners; -l is opt-in", "[attach][jvm]") {

@@ -29,7 +29,8 @@ struct LentBuffers {
               given_sizes.push_back(b.size());
               b.resize(text_bytes);
               given.push_back(std::move(b));
-            }};
+            },
+            {}};
   }
   std::string text() const {
     std::string all;

@@ -89,7 +89,8 @@ TEST_CASE("text chunks: a buffer lent again is used as it was, nothing written p
   std::string pool;  // one buffer, given back and lent again
   std::size_t last_text = 0;
   const TextChunks chunks{[&] { return std::move(pool); },
-                          [&](std::string&& b, std::size_t text_bytes) { last_text = text_bytes, pool = std::move(b); }};
+                          [&](std::string&& b, std::size_t text_bytes) { last_text = text_bytes, pool = std::move(b); },
+                          {}};
   {
     ChunkedText out(chunks);
     out.add(std::string(ChunkedText::kMinCapacity + 100, 'a'));  // one full buffer, then 100 bytes in it again

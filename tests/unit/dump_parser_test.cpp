@@ -217,6 +217,29 @@ TEST_CASE("parser: hard limits stop cleanly and are counted", "[parser][limits]"
     CHECK(dumps[0].threads.size() == 2);
     CHECK(stats.stopped == parser::StopReason::max_threads);
   }
+  SECTION("threads over the stream") {
+    parser::ParserLimits limits;
+    parser::ParseStats stats;
+    const std::string two = std::string(jdk17_dump) + std::string(jdk17_dump);
+    const auto whole = parser::parse_dumps(two, limits, &stats);
+    REQUIRE(whole.size() == 2);
+    REQUIRE(whole[1].threads.size() > 1);
+    CHECK(stats.threads == whole[0].threads.size() + whole[1].threads.size());
+    // One entry fewer than the two dumps hold: the second dump stops one short.
+    limits.max_stream_threads = stats.threads - 1;
+    parser::ParseStats cut;
+    auto dumps = parser::parse_dumps(two, limits, &cut);
+    REQUIRE(dumps.size() == 2);
+    CHECK(dumps[0].threads.size() == whole[0].threads.size());
+    CHECK(dumps[1].threads.size() == whole[1].threads.size() - 1);
+    CHECK(cut.threads == limits.max_stream_threads);
+    CHECK(cut.stopped == parser::StopReason::max_threads);
+    limits.max_stream_threads = stats.threads;  // exactly at the bound: all kept
+    parser::ParseStats at;
+    dumps = parser::parse_dumps(two, limits, &at);
+    CHECK(dumps[1].threads.size() == whole[1].threads.size());
+    CHECK(at.stopped == parser::StopReason::none);
+  }
   SECTION("bytes") {
     parser::ParserLimits limits;
     limits.max_total_bytes = 600;

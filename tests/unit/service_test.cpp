@@ -358,6 +358,48 @@ TEST_CASE("target state: a streamed sample past ring.max_bytes is refused as too
   CHECK_FALSE(t.streaming());
 }
 
+// The daemon's parser, not the io thread, counts a streamed reply's thread entries
+// (sampling::TextChunks::past_thread_bound): past limits.max_threads the sample is too_large
+// whether the reader stopped when told or the reply ended first.
+TEST_CASE("target state: a streamed sample past limits.max_threads is refused as too_large", "[service][stream][limits]") {
+  service::ProcessingSettings settings;
+  settings.parser.max_threads = settings.parser.max_stream_threads = 1000;
+  const auto small = scenario_dumps("jdk17", "LatchWait").front();
+  auto t = fed({small}, settings);
+  const auto bytes_before = t.ring().bytes();
+  const auto many = [](int threads) {
+    std::string text = "Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6 mixed mode, sharing):\n\n";
+    for (int i = 0; i < threads; ++i)
+      text += "\"t" + std::to_string(i) + "\" #" + std::to_string(i + 20) + " prio=5 os_prio=0 tid=0x1 nid=0x2 runnable\n"
+              "   java.lang.Thread.State: RUNNABLE\n\tat A.m(A.java:1)\n\n";
+    return text;
+  };
+  SECTION("one entry past it") {
+    const auto over = many(1001);
+    t.begin_stream();
+    t.feed_stream(over.substr(0, over.size() / 2));
+    CHECK_FALSE(t.stream_past_thread_bound());  // ~500 entries so far
+    t.feed_stream(over.substr(over.size() / 2));
+    CHECK(t.stream_past_thread_bound());
+    CHECK_FALSE(t.add_dump(test::ok_dump({}, 3e9, 0.05)));
+    CHECK(t.last_outcome() == sampling::Outcome::too_large);
+    CHECK(t.last_error() == "the reply held more than limits.max_threads (1000) thread entries: not kept (" +
+                                std::to_string(over.size()) + " bytes read)");
+    CHECK(t.ring().size() == 1);
+    CHECK(t.ring().bytes() == bytes_before);
+    CHECK_FALSE(t.streaming());
+  }
+  SECTION("over two dumps in one reply") {
+    CHECK_FALSE(add_streamed(t, many(600) + many(600), 64 * 1024, 3e9));
+    CHECK(t.last_outcome() == sampling::Outcome::too_large);
+  }
+  SECTION("exactly at it") {
+    CHECK(add_streamed(t, many(1000), 64 * 1024, 3e9));
+    CHECK(t.last_outcome() == sampling::Outcome::ok);
+    CHECK(t.ring().size() == 2);
+  }
+}
+
 namespace {
 
 // Small dumps in the JVM's own layout, lines taken from the captured dumps and the corpus.

@@ -19,6 +19,7 @@ bool BoundedReply::append(std::string_view payload) {
   if (over_ != Over::none) return false;
   bytes_ += payload.size();
   if (bytes_ > bounds_.max_bytes) return give_up(Over::bytes), false;
+  if (!count_threads_) return pass(payload), true;  // the sink counts them (stream_to)
   // Thread entries start a line with '"': count quotes that start a line. The scan looks
   // for quotes, not for line ends: a thread prints two quotes (its name's) against twenty-odd
   // lines, so memchr runs over long stretches and this costs little more than reading the
@@ -34,13 +35,18 @@ bool BoundedReply::append(std::string_view payload) {
   }
   line_start_ = payload.empty() ? line_start_ : payload.back() == '\n';
   if (threads_ > bounds_.max_threads) return give_up(Over::threads), false;
-  if (!sink_) text_.append(payload);
-  else if (!payload.empty()) sink_(payload);
+  pass(payload);
   return true;
 }
 
-void BoundedReply::stream_to(Sink sink) {
+void BoundedReply::pass(std::string_view payload) {
+  if (!sink_) text_.append(payload);
+  else if (!payload.empty()) sink_(payload);
+}
+
+void BoundedReply::stream_to(Sink sink, bool sink_counts_threads) {
   sink_ = std::move(sink);
+  count_threads_ = !(sink_ && sink_counts_threads);
   if (!sink_ || over_ != Over::none) return;
   if (!text_.empty()) sink_(text_);
   std::string().swap(text_);

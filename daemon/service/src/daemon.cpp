@@ -389,25 +389,34 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
 // copied into buffers took ~25 reads and a copy of every byte. Buffers of 256 KiB (6 posts)
 // woke the processing thread twice as often, and its CPU per sample was ~10% higher
 // (docs/performance.md).
+//
+// The parser counts the reply's thread entries as it goes (limits.max_threads over the
+// stream), so the io thread does not scan every byte for them: the processing thread raises
+// the dump's flag once they pass the bound, and the io thread drops the connection at its
+// next read.
 sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w) {
   auto take = [self = shared_from_this()] {
     auto buffer = self->chunks.take();
     if (buffer.capacity() < ChunkPool::chunk_bytes) buffer.reserve(ChunkPool::chunk_bytes);
     return buffer;
   };
-  auto give = [self = shared_from_this(), w, token = ++w->last_token](std::string&& chunk, std::size_t text_bytes) {
-    asio::post(self->worker, [self, w, token, text_bytes, chunk = std::move(chunk)]() mutable {
-      self->stream_chunk(*w, token, std::string_view(chunk).substr(0, text_bytes));
+  auto past = std::make_shared<std::atomic<bool>>(false);
+  auto give = [self = shared_from_this(), w, past, token = ++w->last_token](std::string&& chunk, std::size_t text_bytes) {
+    asio::post(self->worker, [self, w, past, token, text_bytes, chunk = std::move(chunk)]() mutable {
+      if (self->stream_chunk(*w, token, std::string_view(chunk).substr(0, text_bytes)))
+        past->store(true, std::memory_order_relaxed);
       self->chunks.give(std::move(chunk));
     });
   };
-  return {std::move(take), std::move(give)};
+  auto past_thread_bound = [past] { return past->load(std::memory_order_relaxed); };
+  return {std::move(take), std::move(give), std::move(past_thread_bound)};
 }
 
-// The chunk is parsed and written to the ring at once: no dump's text is held whole.
-void Daemon::Impl::stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk) {
+// The chunk is parsed and written to the ring at once: no dump's text is held whole. True
+// once the stream holds more thread entries than limits.max_threads.
+bool Daemon::Impl::stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk) {
   std::lock_guard lock(w.mu);
-  if (token <= w.closed_token) return;  // its dump was delivered (or given up) already
+  if (token <= w.closed_token) return false;  // its dump was delivered (or given up) already
   const auto started = std::chrono::steady_clock::now();
   if (w.stream_token != token || !w.state.streaming()) {
     w.state.begin_stream();  // abandons a stream some other dump left open
@@ -415,6 +424,7 @@ void Daemon::Impl::stream_chunk(Watched& w, std::uint64_t token, std::string_vie
   }
   w.state.feed_stream(chunk);
   w.stream_cost += std::chrono::steady_clock::now() - started;
+  return w.state.stream_past_thread_bound();
 }
 
 void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEvent event, std::uint64_t missed,
@@ -609,6 +619,7 @@ ProcessingSettings Daemon::Impl::processing_settings() const {
   s.event_loop_pools = config.analysis.event_loop_pools;
   s.parser.max_line_bytes = config.limits.max_line_bytes;
   s.parser.max_threads = config.limits.max_threads;
+  s.parser.max_stream_threads = config.limits.max_threads;  // the reply's bound (text_chunks)
   return s;
 }
 

@@ -109,7 +109,7 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   /// Where a dump's text goes: read into buffers of `chunks` (ChunkPool::chunk_bytes each) and each one,
   /// filled, posted to the processing thread under the dump's token.
   sampling::TextChunks text_chunks(const std::shared_ptr<Watched>& w);
-  void stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
+  bool stream_chunk(Watched& w, std::uint64_t token, std::string_view chunk);
   /// The target's latest state to the exporter, at most once per kPublishEvery (w->mu held,
   /// processing thread).
   void publish(const std::shared_ptr<Watched>& w);

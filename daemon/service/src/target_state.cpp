@@ -72,9 +72,12 @@ struct TargetState::Stream {
   void feed(std::string_view chunk) {
     if (head.size() < head_bytes) head.append(chunk.substr(0, head_bytes - head.size()));
     bytes += chunk.size();
+    if (past_thread_bound()) return;  // too_large: nothing more is parsed or kept
     parser.feed(chunk);
+    if (past_thread_bound()) return writer.abandon();
     if (!writer.given_up()) writer.append(chunk);
   }
+  bool past_thread_bound() const { return parser.stats().stopped == parser::StopReason::max_threads; }
   static constexpr std::size_t head_bytes = 120;
   parser::DumpParser parser;
   store::Ring::Writer writer;
@@ -96,6 +99,8 @@ void TargetState::feed_stream(std::string_view chunk) {
 }
 
 void TargetState::abandon_stream() { stream_.reset(); }
+
+bool TargetState::stream_past_thread_bound() const noexcept { return stream_ && stream_->past_thread_bound(); }
 
 namespace {
 
@@ -157,6 +162,14 @@ std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
   if (in.outcome == Outcome::ok) {
     stream->parser.finish();
     dumps = stream->parser.take_dumps();
+  }
+  if (in.outcome == Outcome::ok && stream->past_thread_bound()) {
+    // The reader dropped the connection when told, or the reply ended first: either way
+    // the reply is as if the reader had counted (sampling::BoundedReply's message).
+    dumps.clear();
+    in.outcome = Outcome::too_large;
+    in.error = "the reply held more than limits.max_threads (" + std::to_string(settings_.parser.max_stream_threads) +
+               ") thread entries: not kept (" + std::to_string(stream->bytes) + " bytes read)";
   }
   if (!dumps.empty()) last_evidence_ = evidence_of(dumps.front());
   if (in.outcome == Outcome::ok && dumps.empty())

@@ -23,6 +23,10 @@ struct ParserLimits {
   // stack holds a few per frame; a hostile one may print 200 000 in one thread.
   std::size_t max_locks_per_thread = 4096;
   std::size_t max_dumps = 100'000;                // per stream; parsing stops past it
+  /// Thread entries over every dump of the stream; parsing stops past it (StopReason::
+  /// max_threads). A daemon's reply holds one dump, and the attach client bounds its thread
+  /// entries by this count instead of scanning every byte of it again (sampling::TextChunks).
+  std::size_t max_stream_threads = SIZE_MAX;
 };
 
 enum class StopReason : std::uint8_t { none, max_total_bytes, max_threads, max_dumps };
@@ -35,6 +39,7 @@ struct ParseStats {
   std::uint64_t long_lines = 0;     // lines cut at max_line_bytes
   std::uint64_t junk_lines = 0;     // non-blank lines outside any dump (prompts, log lines, status "0")
   std::uint64_t dumps = 0;          // dumps completed
+  std::uint64_t threads = 0;        // thread entries taken in, over every dump (JSON: not counted)
   std::uint64_t incomplete_dumps = 0;  // dumps that ended before their end marker (truncated)
   Encoding encoding = Encoding::utf8;
   StopReason stopped = StopReason::none;

@@ -40,13 +40,17 @@ class BoundedReply {
   bool append(std::string_view payload);
   /// From now on the payload goes to `sink` as it arrives instead of being kept, so a reply
   /// is never held whole: what was kept so far goes first (and is freed). The bounds count
-  /// every byte and thread entry as before; past one, nothing more reaches the sink.
-  void stream_to(Sink sink);
+  /// every byte and thread entry as before; past one, nothing more reaches the sink. With
+  /// `sink_counts_threads` the sink counts thread entries itself (TextChunks::
+  /// past_thread_bound), so they are no longer counted here: only bytes, and threads_exceeded().
+  void stream_to(Sink sink, bool sink_counts_threads = false);
+  /// The sink found more thread entries than max_threads: given up as if counted here.
+  void threads_exceeded() { if (over_ == Over::none) give_up(Over::threads); }
   bool streaming() const noexcept { return static_cast<bool>(sink_); }
 
   Over over() const noexcept { return over_; }
   std::size_t bytes() const noexcept { return bytes_; }      // payload bytes seen, kept or not
-  std::size_t threads() const noexcept { return threads_; }  // thread entries seen
+  std::size_t threads() const noexcept { return threads_; }  // thread entries seen (while counted here)
   const ReplyBounds& bounds() const noexcept { return bounds_; }
   std::string& text() noexcept { return text_; }
   const std::string& text() const noexcept { return text_; }  // "" while streaming
@@ -55,6 +59,7 @@ class BoundedReply {
 
  private:
   void give_up(Over why);
+  void pass(std::string_view payload);
 
   ReplyBounds bounds_;
   std::string text_;
@@ -62,6 +67,7 @@ class BoundedReply {
   std::size_t bytes_ = 0;
   std::size_t threads_ = 0;
   bool line_start_ = true;
+  bool count_threads_ = true;
   Over over_ = Over::none;
 };
 

@@ -26,6 +26,14 @@ namespace lockwatch::sampling {
 struct TextChunks {
   std::function<std::string()> take;
   std::function<void(std::string&& buffer, std::size_t text_bytes)> give;
+  /// Set by a consumer that counts the text's thread entries itself, against the reply's
+  /// max_threads (the daemon's parser does, as it parses): true once it has seen more. The
+  /// reader then does not scan every byte for them - on the io thread, which the HTTP server
+  /// and every target share, ~4% of a 1000-thread JVM's sample - and gives the reply up when
+  /// this says so, at its next read (a chunk or two late: the bytes stay bounded meanwhile).
+  /// Called on the reader's thread while the consumer works on its own: it must be cheap
+  /// and thread-safe (an atomic flag).
+  std::function<bool()> past_thread_bound;
   explicit operator bool() const noexcept { return take && give; }
 };
 

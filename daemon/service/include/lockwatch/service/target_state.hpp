@@ -52,6 +52,9 @@ class TargetState {
   /// The stream's text is dropped and whatever it took from the ring given back.
   void abandon_stream();
   bool streaming() const noexcept { return stream_ != nullptr; }
+  /// The open stream holds more thread entries than the parser's max_stream_threads: its
+  /// dump is too_large whenever it ends, and the reader may stop (sampling::TextChunks).
+  bool stream_past_thread_bound() const noexcept;
 
   /// Counts the outcome; an ok dump is parsed, stored and correlated. Returns the
   /// stored sample's id, or nothing when the dump failed or held no dump - which the
