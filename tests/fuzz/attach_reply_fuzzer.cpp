@@ -128,6 +128,17 @@ void check_bounds(std::string_view in, const std::string& payload) {
     if (r->over() == BoundedReply::Over::threads && thread_entries(payload) <= bounds.max_threads)
       bound_failure("wrong reason: threads", payload.size());
   }
+  // Streamed to a sink that counts thread entries itself (the daemon's parser): only the bytes
+  // are bounded here, and every byte within them reaches the sink once.
+  BoundedReply counted(bounds);
+  std::string sunk;
+  counted.stream_to([&](std::string_view text) { sunk.append(text); }, true);
+  if (counted.append(std::string_view(payload).substr(0, cut))) counted.append(std::string_view(payload).substr(cut));
+  const bool within = payload.size() <= bounds.max_bytes;
+  if ((counted.over() == BoundedReply::Over::none) != within)
+    bound_failure(within ? "a counting sink's reply refused within max_bytes" : "a counting sink's reply kept past max_bytes", payload.size());
+  if (within && sunk != payload) bound_failure("a counting sink did not get every byte once", payload.size());
+  if (sunk.size() > bounds.max_bytes) bound_failure("a counting sink got more than max_bytes", payload.size());
 }
 
 }  // namespace
