@@ -398,6 +398,14 @@ TEST_CASE("target state: a streamed sample past limits.max_threads is refused as
     CHECK(t.last_outcome() == sampling::Outcome::ok);
     CHECK(t.ring().size() == 2);
   }
+  SECTION("the bound of one dump alone") {
+    service::ProcessingSettings per_dump;
+    per_dump.parser.max_threads = 1000;  // max_stream_threads left unbounded
+    service::TargetState u("Shop", per_dump);
+    CHECK_FALSE(add_streamed(u, many(1001), 64 * 1024, 3e9));
+    CHECK(u.last_outcome() == sampling::Outcome::too_large);
+    CHECK(u.last_error().starts_with("the reply held more than limits.max_threads (1000) thread entries"));
+  }
 }
 
 namespace {

@@ -168,8 +168,9 @@ std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
     // the reply is as if the reader had counted (sampling::BoundedReply's message).
     dumps.clear();
     in.outcome = Outcome::too_large;
-    in.error = "the reply held more than limits.max_threads (" + std::to_string(settings_.parser.max_stream_threads) +
-               ") thread entries: not kept (" + std::to_string(stream->bytes) + " bytes read)";
+    const auto bound = std::min(settings_.parser.max_threads, settings_.parser.max_stream_threads);  // one value in the daemon
+    in.error = "the reply held more than limits.max_threads (" + std::to_string(bound) + ") thread entries: not kept (" +
+               std::to_string(stream->bytes) + " bytes read)";
   }
   if (!dumps.empty()) last_evidence_ = evidence_of(dumps.front());
   if (in.outcome == Outcome::ok && dumps.empty())

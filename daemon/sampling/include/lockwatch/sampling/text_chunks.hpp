@@ -30,7 +30,7 @@ struct TextChunks {
   /// max_threads (the daemon's parser does, as it parses): true once it has seen more. The
   /// reader then does not scan every byte for them - on the io thread, which the HTTP server
   /// and every target share, ~4% of a 1000-thread JVM's sample - and gives the reply up when
-  /// this says so, at its next read (a chunk or two late: the bytes stay bounded meanwhile).
+  /// this says so, at its next read (a chunk or more late: the bytes stay bounded meanwhile).
   /// Called on the reader's thread while the consumer works on its own: it must be cheap
   /// and thread-safe (an atomic flag).
   std::function<bool()> past_thread_bound;
