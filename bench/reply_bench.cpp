@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,8 @@ void bound_replies(benchmark::State& state, bool sink_counts) {
     const std::string_view text = all[sample++ % all.size()];
     lockwatch::sampling::BoundedReply reply;
     std::size_t sunk = 0;
-    reply.stream_to([&sunk](std::string_view piece) { sunk += piece.size(); }, sink_counts);
+    reply.stream_to([&sunk](std::string_view piece) { sunk += piece.size(); },
+                    sink_counts ? std::function<bool()>([] { return false; }) : nullptr);
     for (std::size_t at = 0; at < text.size(); at += kReadBytes) {
       const auto n = std::min(kReadBytes, text.size() - at);
       std::memcpy(buffer.data(), text.data() + at, n);  // recv()'s copy

@@ -185,8 +185,6 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
       self->bytes_ += n;
       const auto payload = self->reply_.feed({self->into_.data(), n});
       self->stream_if_dump();
-      if (self->text_.streaming() && self->sink_counts_threads() && self->request_.chunks.past_thread_bound())
-        self->text_.threads_exceeded();
       if (!self->text_.append(payload))
         return self->finish(Outcome::too_large, self->text_.describe() + " (" + std::to_string(self->bytes_) + " bytes read)");
       if (self->reply_.malformed()) return self->finish(Outcome::parse_error, "not an attach reply");
@@ -207,9 +205,9 @@ class AttachSession : public std::enable_shared_from_this<AttachSession> {
   bool streams() const { return request_.chunks || request_.on_text; }
   // A Thread.print reply's thread entries are counted by a consumer that parses it anyway;
   // a JSON reply's are not lines that start with '"', and its file is read as it is.
-  bool sink_counts_threads() const { return request_.chunks && request_.chunks.past_thread_bound && !json(); }
+  std::function<bool()> sink_past_thread_bound() const { return json() ? nullptr : request_.chunks.past_thread_bound; }
   void stream(BoundedReply& reply) {
-    if (request_.chunks) reply.stream_to([this](std::string_view text) { chunked_.add(text); }, sink_counts_threads());
+    if (request_.chunks) reply.stream_to([this](std::string_view text) { chunked_.add(text); }, sink_past_thread_bound());
     else reply.stream_to(request_.on_text);
   }
 

@@ -17,9 +17,10 @@ std::string mib(std::size_t bytes) {
 
 bool BoundedReply::append(std::string_view payload) {
   if (over_ != Over::none) return false;
+  if (sink_past_thread_bound_ && sink_past_thread_bound_()) return give_up(Over::threads), false;
   bytes_ += payload.size();
   if (bytes_ > bounds_.max_bytes) return give_up(Over::bytes), false;
-  if (!count_threads_) return pass(payload), true;  // the sink counts them (stream_to)
+  if (sink_past_thread_bound_) return pass(payload), true;  // the sink counts them (stream_to)
   // Thread entries start a line with '"': count quotes that start a line. The scan looks
   // for quotes, not for line ends: a thread prints two quotes (its name's) against twenty-odd
   // lines, so memchr runs over long stretches and this costs little more than reading the
@@ -44,9 +45,9 @@ void BoundedReply::pass(std::string_view payload) {
   else if (!payload.empty()) sink_(payload);
 }
 
-void BoundedReply::stream_to(Sink sink, bool sink_counts_threads) {
+void BoundedReply::stream_to(Sink sink, std::function<bool()> sink_past_thread_bound) {
   sink_ = std::move(sink);
-  count_threads_ = !(sink_ && sink_counts_threads);
+  sink_past_thread_bound_ = sink_ ? std::move(sink_past_thread_bound) : nullptr;
   if (!sink_ || over_ != Over::none) return;
   if (!text_.empty()) sink_(text_);
   std::string().swap(text_);

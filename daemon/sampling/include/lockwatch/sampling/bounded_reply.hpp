@@ -41,11 +41,10 @@ class BoundedReply {
   /// From now on the payload goes to `sink` as it arrives instead of being kept, so a reply
   /// is never held whole: what was kept so far goes first (and is freed). The bounds count
   /// every byte and thread entry as before; past one, nothing more reaches the sink. With
-  /// `sink_counts_threads` the sink counts thread entries itself (TextChunks::
-  /// past_thread_bound), so they are no longer counted here: only bytes, and threads_exceeded().
-  void stream_to(Sink sink, bool sink_counts_threads = false);
-  /// The sink found more thread entries than max_threads: given up as if counted here.
-  void threads_exceeded() { if (over_ == Over::none) give_up(Over::threads); }
+  /// `sink_past_thread_bound` the sink counts thread entries itself (TextChunks::
+  /// past_thread_bound): they are not counted here, and the reply is given up (Over::threads)
+  /// at the first append after it says the sink has seen more than max_threads.
+  void stream_to(Sink sink, std::function<bool()> sink_past_thread_bound = {});
   bool streaming() const noexcept { return static_cast<bool>(sink_); }
 
   Over over() const noexcept { return over_; }
@@ -67,7 +66,7 @@ class BoundedReply {
   std::size_t bytes_ = 0;
   std::size_t threads_ = 0;
   bool line_start_ = true;
-  bool count_threads_ = true;
+  std::function<bool()> sink_past_thread_bound_;  // set: the sink counts thread entries
   Over over_ = Over::none;
 };
 
