@@ -148,7 +148,7 @@ TEST_CASE("an ok dump that processing finds no dump in backs off like any failur
   auto hooks = b.hooks();
   Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
                                        b.events.push_back(e);
-                                       s.processed(e.target, e.target == 1 ? Outcome::parse_error : Outcome::ok, 0ms);
+                                       s.processed(e.target, e.seq, e.target == 1 ? Outcome::parse_error : Outcome::ok, 0ms);
                                      }});
   s.add(1, 101, every(5ms));
   s.add(2, 102, every(5ms));
@@ -178,9 +178,9 @@ TEST_CASE("verdicts from another thread count before the next decision, with no 
   std::vector<std::thread> processing;
   Scheduler s(b.io, o, b.backend(), {hooks.on_tick, [&](const DumpEvent& e) {
                                        b.events.push_back(e);
-                                       processing.emplace_back([&s, key = e.target] {
+                                       processing.emplace_back([&s, key = e.target, seq = e.seq] {
                                          std::this_thread::sleep_for(1ms);
-                                         s.processed(key, key == 1 ? Outcome::parse_error : Outcome::ok, key == 2 ? 30ms : 0ms);
+                                         s.processed(key, seq, key == 1 ? Outcome::parse_error : Outcome::ok, key == 2 ? 30ms : 0ms);
                                        });
                                      }});
   s.add(1, 101, every(5ms));
@@ -200,6 +200,51 @@ TEST_CASE("verdicts from another thread count before the next decision, with no 
   CHECK(paced->last_ok_duration);
   CHECK(paced->paced_ticks >= paced->ticks / 2);  // 30 ms of processing paces 90 ms
   CHECK(paced->dumps >= 3);
+}
+
+TEST_CASE("a verdict that comes after the next dump was delivered judges its own dump", "[scheduler]") {
+  // Processing behind the io thread: dumps 0..n-1 are delivered before any verdict. Each
+  // verdict must count for the dump it names - one slot for "the last dump" lost all but one.
+  Bench b;
+  auto o = judged_by_processing();
+  o.backoff_initial = o.backoff_max = 1s;  // no dump after the verdicts: the count is exact
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  s.add(1, 101, every(5ms));
+  b.io.run_for(60ms);
+  const auto delivered = b.events.size();
+  REQUIRE(delivered >= 3);
+  CHECK(s.stats(1)->failures_in_row == 0);  // ok from the backend, not judged yet
+  for (const auto& e : b.events) CHECK(e.seq == static_cast<std::uint64_t>(&e - b.events.data()));
+  s.processed(1, 0, Outcome::parse_error, 0ms);
+  s.processed(1, 0, Outcome::parse_error, 0ms);  // a repeat counts once
+  for (std::uint64_t seq = 1; seq < delivered; ++seq) s.processed(1, seq, Outcome::parse_error, 0ms);
+  s.processed(1, delivered + 5, Outcome::parse_error, 0ms);  // no such dump: nothing to judge
+  const auto st = s.stats(1);
+  CHECK(st->failures_in_row == delivered);
+  CHECK_FALSE(st->last_ok_duration);
+}
+
+TEST_CASE("verdicts that never come do not pile up: a later verdict skips them", "[scheduler]") {
+  Bench b;
+  auto o = judged_by_processing();
+  o.backoff_initial = o.backoff_max = 1s;
+  Scheduler s(b.io, o, b.backend(), b.hooks());
+  s.add(1, 101, every(5ms));
+  b.io.run_for(200ms);
+  const auto delivered = b.events.size();
+  REQUIRE(delivered >= 20);  // more than are kept waiting
+  s.processed(1, 2, Outcome::parse_error, 0ms);  // long forgotten: not judged
+  CHECK(s.stats(1)->failures_in_row == 0);
+  s.processed(1, delivered - 2, Outcome::parse_error, 0ms);  // skips the older ones
+  CHECK(s.stats(1)->failures_in_row == 1);
+  s.processed(1, delivered - 3, Outcome::parse_error, 0ms);  // out of order: already passed
+  CHECK(s.stats(1)->failures_in_row == 1);
+  s.processed(1, delivered - 1, Outcome::ok, 0ms);
+  const auto st = s.stats(1);
+  CHECK(st->failures_in_row == 0);
+  CHECK(st->last_ok_duration);
+  s.processed(1, delivered - 1, Outcome::parse_error, 0ms);  // judged already
+  CHECK(s.stats(1)->failures_in_row == 0);
 }
 
 TEST_CASE("a recovered target samples every tick again", "[scheduler]") {
@@ -338,7 +383,7 @@ TEST_CASE("a target whose samples are costly to process is paced, the others kee
   Scheduler paced(b.io, {}, b.backend(),
                   {hooks.on_tick, [&](const DumpEvent& e) {
                      b.events.push_back(e);
-                     if (e.target == 1) paced.processed(1, e.dump.outcome, 30ms);
+                     if (e.target == 1) paced.processed(1, e.seq, e.dump.outcome, 30ms);
                    }});
   paced.add(1, 101, every(10ms));
   paced.add(2, 102, every(10ms));

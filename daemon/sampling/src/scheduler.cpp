@@ -18,6 +18,10 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using std::chrono::milliseconds;
 
+// A target's ok dumps waiting for processing's verdict: one or two in practice (pacing holds
+// the next dump back by a multiple of processing's cost), many only if verdicts stop coming.
+constexpr std::size_t kMaxAwaitingVerdicts = 16;
+
 // One target as the scheduler keeps it: its deadlines, back-off, bursts and counts.
 struct Scheduled {
   Scheduled(asio::io_context& io, TargetKey k, int p, ScheduleOptions o) : key(k), pid(p), options(o), timer(io), burst_timer(io) {}
@@ -33,7 +37,10 @@ struct Scheduled {
   bool busy = false;             // queued or in flight
   bool removed = false;
   bool locks_requested = false;
-  std::optional<milliseconds> awaiting_verdict;  // an ok dump's duration, until processed() judges it
+  // The ok dumps delivered and not judged yet (seq, duration), oldest first: processing may
+  // still hold one when the next is delivered. Bounded: a verdict that never comes (a caller
+  // that judges only some dumps) must not grow it.
+  std::deque<std::pair<std::uint64_t, milliseconds>> awaiting_verdict;
   std::uint64_t tick_dumps = 0;  // for LocksPolicy::every
   bool bursting = false;         // from burst() until its last dump finished
   bool burst_waiting = false;    // burst() found a dump running; the burst follows it
@@ -74,6 +81,7 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
   // back-off run from then as before.
   struct Verdict {
     TargetKey key;
+    std::uint64_t seq;
     Outcome outcome;
     Clock::duration cost;
     Clock::time_point at;
@@ -98,7 +106,11 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     if (it == targets.end()) return;
     auto& t = *it->second;
     t.paced_until = v.at + v.cost * options.processing_pace;
-    if (auto took = std::exchange(t.awaiting_verdict, std::nullopt)) account(t, v.outcome, *took, v.at);
+    auto& waiting = t.awaiting_verdict;
+    while (!waiting.empty() && waiting.front().first < v.seq) waiting.pop_front();  // never judged
+    if (waiting.empty() || waiting.front().first != v.seq) return;  // judged already (not ok, or a repeat)
+    account(t, v.outcome, waiting.front().second, v.at);
+    waiting.pop_front();
   }
 
   void arm(const std::shared_ptr<Scheduled>& t) {
@@ -255,12 +267,14 @@ struct Scheduler::Impl : std::enable_shared_from_this<Scheduler::Impl> {
     auto& t = *job.target;
     t.busy = false;
     t.stats.in_flight = false;
+    event.seq = t.stats.dumps;
     t.stats.dumps += 1;
     const auto took = std::chrono::duration_cast<milliseconds>(event.dump.elapsed);
     if (!t.removed && !stopped) {
-      if (event.dump.outcome == Outcome::ok && options.verdict_from_processing)
-        t.awaiting_verdict = took;
-      else
+      if (event.dump.outcome == Outcome::ok && options.verdict_from_processing) {
+        if (t.awaiting_verdict.size() == kMaxAwaitingVerdicts) t.awaiting_verdict.pop_front();
+        t.awaiting_verdict.emplace_back(event.seq, took);
+      } else
         account(t, event.dump.outcome, took, Clock::now());
       if (job.burst && t.burst_left == 0) t.bursting = false;
       if (hooks.on_dump) hooks.on_dump(std::move(event));
@@ -343,10 +357,10 @@ bool Scheduler::burst(TargetKey key, std::uint32_t count, milliseconds interval)
   return true;
 }
 
-void Scheduler::processed(TargetKey key, Outcome verdict, Clock::duration cost) {
+void Scheduler::processed(TargetKey key, std::uint64_t seq, Outcome verdict, Clock::duration cost) {
   const auto now = Clock::now();
   std::lock_guard lock(impl_->inbox_mu);
-  impl_->inbox.push_back({key, verdict, cost, now});
+  impl_->inbox.push_back({key, seq, verdict, cost, now});
   impl_->inbox_filled.store(true, std::memory_order_release);
 }
 

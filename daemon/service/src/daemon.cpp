@@ -433,6 +433,7 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
   if (perf) w->state.add_perf(perf->counters, perf->at);  // the tick's, before its dump
   const auto started = std::chrono::steady_clock::now();
   const bool burst = event.dump.burst;
+  const auto seq = event.seq;
   w->closed_token = std::max(w->closed_token, token);
   const bool ours = w->stream_token == token;
   if (!ours) w->state.abandon_stream();  // not this dump's text
@@ -455,7 +456,7 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
     std::lock_guard note_lock(w->form_note_mu);
     w->form_note = Watched::FormNote{form, *evidence, std::chrono::steady_clock::now()};
   }
-  scheduler.processed(w->key, w->state.last_outcome(), streamed_cost + (std::chrono::steady_clock::now() - started));
+  scheduler.processed(w->key, seq, w->state.last_outcome(), streamed_cost + (std::chrono::steady_clock::now() - started));
 }
 
 // A publication serializes every family of the target that changed (~0.3 ms for a 1000-thread

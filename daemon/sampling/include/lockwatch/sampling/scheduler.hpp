@@ -66,6 +66,7 @@ struct DumpEvent {
   std::uint32_t burst_index = 0;            // 0-based position within its burst (dump.burst)
   Clock::time_point due;                    // the deadline it was taken for (exact, no drift)
   DumpRecord dump;                          // started, locks and burst set here; the rest by the backend
+  std::uint64_t seq = 0;                    // the target's delivered dumps before this one: processed() names it
 };
 
 /// Takes one dump; calls `done` exactly once, later, on the io_context.
@@ -109,14 +110,15 @@ class Scheduler {
   /// `count` dumps `interval` apart starting now, besides the regular ticks (which it
   /// covers: ticks during a burst are not counted as missed). False if unknown or busy bursting.
   bool burst(TargetKey key, std::uint32_t count, std::chrono::milliseconds interval);
-  /// The target's last delivered dump was processed: `verdict` is its outcome as processing
-  /// judged it (ok, or parse_error when the text held no dump, too_large when the ring could
-  /// not keep it) - counted as SchedulerOptions::verdict_from_processing says - and `cost`
-  /// paces it: no regular dump before processing_pace x cost from now (bursts are not held
-  /// back: they are an incident's evidence). Unlike the rest, callable from any thread (the
-  /// processing thread's): it is taken before the scheduler next decides or answers stats(),
-  /// without waking the scheduler's thread.
-  void processed(TargetKey key, Outcome verdict, std::chrono::steady_clock::duration cost);
+  /// The target's delivered dump `seq` (DumpEvent::seq) was processed: `verdict` is its
+  /// outcome as processing judged it (ok, or parse_error when the text held no dump, too_large
+  /// when the ring could not keep it) - counted as SchedulerOptions::verdict_from_processing
+  /// says - and `cost` paces it: no regular dump before processing_pace x cost from now (bursts
+  /// are not held back: they are an incident's evidence). Unlike the rest, callable from any
+  /// thread (the processing thread's): it is taken before the scheduler next decides or answers
+  /// stats(), without waking the scheduler's thread. The dump is named because a verdict may
+  /// come after the target's next dump was delivered (processing behind the io thread).
+  void processed(TargetKey key, std::uint64_t seq, Outcome verdict, std::chrono::steady_clock::duration cost);
   /// LocksPolicy::on_demand (or any policy): the next dump of the target is an -l dump.
   void request_locks(TargetKey key);
   std::optional<TargetStats> stats(TargetKey key) const;
