@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lockwatch/sampling/bounded_reply.hpp"
 
+#include "lockwatch/sampling/dump_record.hpp"
+
 #include <cstring>
 #include <utility>
 
@@ -64,8 +66,7 @@ std::string BoundedReply::describe() const {
     case Over::bytes:
       return "the reply passed limits.max_reply_bytes (" + mib(bounds_.max_bytes) + "): dropped the connection";
     case Over::threads:
-      return "the reply held more than limits.max_threads (" + std::to_string(bounds_.max_threads) +
-             ") thread entries: dropped the connection";
+      return too_many_threads_error(bounds_.max_threads, "dropped the connection");
   }
   return {};
 }

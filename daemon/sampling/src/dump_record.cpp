@@ -38,4 +38,9 @@ std::string no_dump_error(DumpSource source, std::string_view head, std::uint64_
          " bytes without a thread dump" + (shown.empty() ? "" : ": '" + shown + "'");
 }
 
+std::string too_many_threads_error(std::uint64_t bound, std::string_view what_then) {
+  return "the reply held more than limits.max_threads (" + std::to_string(bound) + ") thread entries: " +
+         std::string(what_then);
+}
+
 }  // namespace lockwatch::sampling

@@ -169,8 +169,7 @@ std::optional<std::uint64_t> TargetState::add_dump(sampling::DumpRecord in) {
     dumps.clear();
     in.outcome = Outcome::too_large;
     const auto bound = std::min(settings_.parser.max_threads, settings_.parser.max_stream_threads);  // one value in the daemon
-    in.error = "the reply held more than limits.max_threads (" + std::to_string(bound) + ") thread entries: not kept (" +
-               std::to_string(stream->bytes) + " bytes read)";
+    in.error = sampling::too_many_threads_error(bound, "not kept (" + std::to_string(stream->bytes) + " bytes read)");
   }
   if (!dumps.empty()) last_evidence_ = evidence_of(dumps.front());
   if (in.outcome == Outcome::ok && dumps.empty())

@@ -96,4 +96,9 @@ struct DumpRecord : DumpFacts {
 /// `head`: the first bytes of what came (120 are shown), `bytes`: how many came.
 std::string no_dump_error(DumpSource source, std::string_view head, std::uint64_t bytes);
 
+/// The error text for a reply past limits.max_threads, whoever counted it (the reader, or the
+/// parser that told it): "the reply held more than limits.max_threads (N) thread entries: "
+/// followed by `what_then` ("dropped the connection", "not kept (B bytes read)").
+std::string too_many_threads_error(std::uint64_t bound, std::string_view what_then);
+
 }  // namespace lockwatch::sampling
