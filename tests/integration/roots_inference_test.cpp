@@ -106,17 +106,30 @@ TEST_CASE("live: holder inference precision against jstack -l of the same moment
     for (const char* scenario : {"ReentrantLockPool", "LockChain", "JucDeadlock", "ShortHolds", "PrepareThenLock"}) {
       Jvm jvm(jdk.name, jdk.home, jdk.classes, scenario);
       test::InferenceScore here;
+      test::InferenceScore taught;    // the dumps from the first one that taught a line on
+      std::size_t wrong_untaught = 0;  // dumps before it with a wrong guess
       std::vector<std::string> dumps;
       analysis::SiteLines learned;  // as the daemon's correlator learns them, dump after dump
       for (int i = 0; i < 15; ++i) {
         dumps.push_back(jvm.jstack_l());
-        here.add(test::score_inference(dumps.back(), &learned));
+        const auto score = test::score_inference(dumps.back(), &learned);
+        here.add(score);
+        if (learned.size() > 0)
+          taught.add(score);
+        else if (score.correct < score.inferred)
+          ++wrong_untaught;
         std::this_thread::sleep_for(60ms);
       }
-      std::printf("holder inference %s %s: %zu dumps, %zu park waits without owner, %zu inferred, %zu correct\n", jdk.name.c_str(),
-                  scenario, here.dumps, here.unowned_parks, here.inferred, here.correct);
+      std::printf("holder inference %s %s: %zu dumps, %zu park waits without owner, %zu inferred, %zu correct"
+                  " (%zu dumps from the first lesson on: %zu inferred, %zu correct)\n",
+                  jdk.name.c_str(), scenario, here.dumps, here.unowned_parks, here.inferred, here.correct, taught.dumps,
+                  taught.inferred, taught.correct);
       // Per program too: a scenario where the rule guesses badly must make it stop guessing there.
-      const bool precise = here.correct * 100 >= here.inferred * 95;
+      // One dump cannot tell a thread after unlock() from the owner while the lock is free (the
+      // unit test's real JDK 25 pair): until a dump has shown two threads past lock() and taught
+      // the line, one such moment may be guessed wrong - one dump of them, not a second.
+      const auto at_least_95 = [](const test::InferenceScore& s) { return s.correct * 100 >= s.inferred * 95; };
+      const bool precise = at_least_95(here) || (taught.dumps > 0 && at_least_95(taught) && wrong_untaught <= 1);
       INFO("the dumps of " << jdk.name << " " << scenario << " are kept in " << (precise ? std::string("(none)") : keep_dumps(jdk.name, scenario, dumps)));
       CHECK(precise);
       total.add(here);
