@@ -2,7 +2,7 @@
 // attach_read_floor: the CPU a plain reader spends taking one Thread.print reply off a JVM's
 // attach socket - the floor under the daemon's io thread for the same dumps.
 //
-//   attach_read_floor --pid PID [--dumps N] [--interval-ms M] [--buffer-kib K]
+//   attach_read_floor --pid PID [--dumps N] [--interval-ms M] [--buffer-kib K] [--hand-over C]
 //
 // Why it exists: the daemon's io thread spends more per sample than the copy out of the
 // socket costs, and that difference (session set-up, hsperfdata, the event loop, handing the
@@ -13,20 +13,32 @@
 // counted) is taken around each dump; it prints the median and the reply's size. Same uid as
 // the JVM (or root); the path is the JVM's own /tmp through /proc/PID/root. The request is
 // the daemon's own (sampling/attach_protocol): the reply is the one the io thread reads.
+//
+// --hand-over C: the reads go into C buffers of --buffer-kib in turn, as the daemon's reads go
+// into its lent chunks, and each buffer, once full (and the last one at the reply's end), is
+// handed to a second thread that reads every cache line of it - as the processing thread's
+// parser does - and gives it back. Only the reader's CPU is counted: the floor of a reader
+// that parses while the reply streams on another thread, with no session, event loop or
+// hsperfdata besides.
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "lockwatch/sampling/attach_protocol.hpp"
@@ -44,6 +56,7 @@ struct Options {
   int dumps = 20;
   int interval_ms = 200;
   std::size_t buffer_bytes = 256 * 1024;
+  int hand_over = 0;  // buffers handed to a reading thread in turn; 0: one buffer, kept
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -55,13 +68,86 @@ bool parse(int argc, char** argv, Options& o) {
     else if (flag == "--dumps") o.dumps = value;
     else if (flag == "--interval-ms") o.interval_ms = value;
     else if (flag == "--buffer-kib") o.buffer_bytes = static_cast<std::size_t>(value) * 1024;
+    else if (flag == "--hand-over") o.hand_over = value;
     else return false;
   }
   return argc % 2 == 1 && o.pid > 0;
 }
 
+// Where the reads go: one buffer, or (--hand-over) buffers filled in turn and handed, once
+// full, to a thread that reads them through as a parser would and gives them back.
+class Buffers {
+ public:
+  explicit Buffers(const Options& o) : handing_(o.hand_over > 0) {
+    for (int i = 0; i < std::max(o.hand_over, 1); ++i) free_.emplace_back(o.buffer_bytes);
+    if (handing_) std::thread([this] { consume(); }).detach();  // lives as long as the process
+  }
+
+  // Room to read into: the rest of the buffer being filled.
+  std::pair<char*, std::size_t> space() {
+    if (!filling_) filling_ = take(), used_ = 0;
+    return {filling_->data() + used_, filling_->size() - used_};
+  }
+
+  void filled(std::size_t n) {
+    used_ += n;
+    if (used_ == filling_->size()) end();
+  }
+
+  // The reply ended: a buffer partly filled is handed over too.
+  void end() {
+    if (!filling_) return;
+    if (!handing_) return void(filling_ = nullptr);
+    {
+      const std::lock_guard lock(mu_);
+      handed_.emplace_back(filling_, used_);
+    }
+    ready_.notify_one();
+    filling_ = nullptr;
+  }
+
+ private:
+  std::vector<char>* take() {
+    if (!handing_) return &free_.front();
+    std::unique_lock lock(mu_);
+    given_back_.wait(lock, [this] { return !free_list_.empty() || next_new_ < free_.size(); });
+    if (next_new_ < free_.size()) return &free_[next_new_++];
+    auto* b = free_list_.front();
+    free_list_.pop_front();
+    return b;
+  }
+
+  void consume() {
+    for (;;) {
+      std::unique_lock lock(mu_);
+      ready_.wait(lock, [this] { return !handed_.empty(); });
+      const auto [buffer, n] = handed_.front();
+      handed_.pop_front();
+      lock.unlock();
+      unsigned sum = 0;
+      for (std::size_t i = 0; i < n; i += 64) sum += static_cast<unsigned char>((*buffer)[i]);
+      seen_.fetch_add(sum, std::memory_order_relaxed);
+      lock.lock();
+      free_list_.push_back(buffer);
+      lock.unlock();
+      given_back_.notify_one();
+    }
+  }
+
+  const bool handing_;
+  std::deque<std::vector<char>> free_;  // all buffers; a deque: pointers to them stay valid
+  std::size_t next_new_ = 0;            // buffers of free_ not lent yet
+  std::vector<char>* filling_ = nullptr;
+  std::size_t used_ = 0;
+  std::mutex mu_;
+  std::condition_variable ready_, given_back_;
+  std::deque<std::pair<std::vector<char>*, std::size_t>> handed_;
+  std::deque<std::vector<char>*> free_list_;
+  std::atomic<unsigned> seen_{0};  // what the reading thread summed: kept, so its reads are done
+};
+
 // One dump: bytes read, or -1 with errno's message printed.
-long read_one(const Options& o, std::vector<char>& buffer) {
+long read_one(const Options& o, Buffers& buffers) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const auto path = "/proc/" + std::to_string(o.pid) + "/root/tmp/.java_pid" + std::to_string(o.pid);
@@ -77,14 +163,17 @@ long read_one(const Options& o, std::vector<char>& buffer) {
   const auto request = lockwatch::sampling::encode_request(lockwatch::sampling::AttachCommand::threaddump);
   long total = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()) ? 0 : -1;
   while (total >= 0) {
-    const auto n = ::read(fd, buffer.data(), buffer.size());
+    const auto [at, room] = buffers.space();
+    const auto n = ::read(fd, at, room);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n < 0) total = -1;
       break;
     }
+    buffers.filled(static_cast<std::size_t>(n));
     total += n;
   }
+  buffers.end();
   if (total < 0) std::perror("attach");
   ::close(fd);
   return total;
@@ -95,20 +184,21 @@ long read_one(const Options& o, std::vector<char>& buffer) {
 int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
-    std::fprintf(stderr, "usage: attach_read_floor --pid PID [--dumps N] [--interval-ms M] [--buffer-kib K]\n");
+    std::fprintf(stderr, "usage: attach_read_floor --pid PID [--dumps N] [--interval-ms M] [--buffer-kib K] [--hand-over C]\n");
     return 2;
   }
-  std::vector<char> buffer(o.buffer_bytes);
+  Buffers buffers(o);
   std::vector<double> cpu;
   long bytes = 0;
   for (int i = 0; i < o.dumps; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(o.interval_ms));  // the daemon's pause between samples
     const double before = thread_cpu_ms();
-    bytes = read_one(o, buffer);
+    bytes = read_one(o, buffers);
     if (bytes < 0) return 1;
     cpu.push_back(thread_cpu_ms() - before);
   }
   std::sort(cpu.begin(), cpu.end());
   std::printf("%.3f ms of CPU per dump (median of %d), %ld bytes per reply\n", cpu[cpu.size() / 2], o.dumps, bytes);
-  return 0;
+  std::fflush(stdout);
+  std::_Exit(0);  // the reading thread waits on this process's locks: no static destruction under it
 }

@@ -8,7 +8,9 @@
 #     also window by window (--window seconds each): the median window and the spread, so that
 #     one burst of load from elsewhere on the machine moves the spread, not the median;
 #   - each thread's CPU, waits and preemptions per sample, and the io thread's against what a
-#     plain blocking reader spends on the same replies (bench/attach_read_floor, run after);
+#     plain blocking reader spends on the same replies (bench/attach_read_floor, run after), and
+#     a reader that hands its chunks to a second thread as the daemon does (the floor of parsing
+#     while the reply streams);
 #   - /metrics latency at 50 req/s while sampling, against /healthz on the same server: the
 #     two alternate in --rounds slices of --seconds/--rounds each, so that a burst of load from
 #     elsewhere on the machine hits one slice and not a whole endpoint; the figures are the
@@ -143,6 +145,9 @@ io_ms=$(echo "$per_thread" | awk '{ print $3 }')
 interval_ms=$(awk -v i="$interval" 'BEGIN { n = i + 0; print (i ~ /ms$/) ? n : (i ~ /s$/) ? n * 1000 : n }')
 floor_dumps=21
 floor=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" | awk '{ print $1 }')
+# The same with the daemon's chunks (service/chunk_pool.hpp: 1 MiB, 3 kept) handed, once full,
+# to a thread that reads them through: what parsing on another thread adds to the reads.
+floor_handed=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" --buffer-kib 1024 --hand-over 3 | awk '{ print $1 }')
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -168,7 +173,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
     -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" \
-    -v floor="$floor" -v floor_dumps="$floor_dumps" -v io_ms="$io_ms" -v windows="$windows" -v window="$window" 'BEGIN {
+    -v floor="$floor" -v floor_handed="$floor_handed" -v floor_dumps="$floor_dumps" -v io_ms="$io_ms" -v windows="$windows" -v window="$window" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
@@ -181,6 +186,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
   if (split(windows, w, " ") == 8)
     printf "windows:  %d of %s s with the ring full: daemon CPU per sample median %.2f ms (%.2f-%.2f), JVM safepoint median %.2f ms, ratio median %.3f (%.3f-%.3f; goal <= 0.10)\n", w[8], window, w[1], w[2], w[3], w[7], w[4], w[5], w[6]
   if (floor != "") printf "io floor: a plain blocking reader spends %.2f ms of CPU per reply of this JVM (median of %d); the io thread %.2f ms per sample (%.1fx)\n", floor, floor_dumps, io_ms, io_ms / floor
+  if (floor_handed != "") printf "          handing 1 MiB chunks to a reading thread as the daemon does: %.2f ms (the io thread %.1fx)\n", floor_handed, io_ms / floor_handed
   printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
 }'
