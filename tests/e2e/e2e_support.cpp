@@ -122,6 +122,30 @@ std::optional<double> metric(const std::string& text, const std::string& name, s
   return sum;
 }
 
+std::vector<std::pair<std::string, std::string>> labels_of(const std::string& scrape) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(scrape);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with('#')) continue;
+    auto at = line.find('{');
+    if (at == std::string::npos) continue;
+    while (++at < line.size() && line[at] != '}') {  // at: a label's name, or the ',' before it
+      if (line[at] == ',') continue;
+      const auto eq = line.find("=\"", at);
+      if (eq == std::string::npos) break;
+      std::string value;
+      auto i = eq + 2;
+      for (; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size()) value += line[i++];
+        value += line[i];
+      }
+      out.emplace_back(line.substr(at, eq - at), std::move(value));
+      at = i;  // the closing quote
+    }
+  }
+  return out;
+}
+
 TimedReply timed_get(std::uint16_t port, const std::string& path, std::chrono::milliseconds limit) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

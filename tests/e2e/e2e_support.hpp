@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "http_get.hpp"
@@ -56,6 +57,10 @@ struct Daemon {
 
 /// The sum of every series of `name` whose labels include all of `labels` (nothing when none).
 std::optional<double> metric(const std::string& text, const std::string& name, std::vector<std::string> labels = {});
+
+/// Every label of every series in a scrape, as (name, value) with the value as printed
+/// (escapes kept), in the order they appear.
+std::vector<std::pair<std::string, std::string>> labels_of(const std::string& scrape);
 
 /// A GET that gives up after `limit` (a daemon that stops answering costs the test no more),
 /// with the time it took: `reply.status` is 0 when there was no complete reply in time.
