@@ -79,7 +79,7 @@ bool parse(int argc, char** argv, Options& o) {
 class Buffers {
  public:
   explicit Buffers(const Options& o) : handing_(o.hand_over > 0) {
-    for (int i = 0; i < std::max(o.hand_over, 1); ++i) free_.emplace_back(o.buffer_bytes);
+    for (int i = 0; i < std::max(o.hand_over, 1); ++i) free_.push_back(&buffers_.emplace_back(o.buffer_bytes));
     if (handing_) std::thread([this] { consume(); }).detach();  // lives as long as the process
   }
 
@@ -89,7 +89,9 @@ class Buffers {
     return {filling_->data() + used_, filling_->size() - used_};
   }
 
+  // A plain reader reads each time into the whole of its one buffer, as it always did.
   void filled(std::size_t n) {
+    if (!handing_) return;
     used_ += n;
     if (used_ == filling_->size()) end();
   }
@@ -108,12 +110,11 @@ class Buffers {
 
  private:
   std::vector<char>* take() {
-    if (!handing_) return &free_.front();
+    if (!handing_) return free_.front();
     std::unique_lock lock(mu_);
-    given_back_.wait(lock, [this] { return !free_list_.empty() || next_new_ < free_.size(); });
-    if (next_new_ < free_.size()) return &free_[next_new_++];
-    auto* b = free_list_.front();
-    free_list_.pop_front();
+    given_back_.wait(lock, [this] { return !free_.empty(); });
+    auto* b = free_.front();
+    free_.pop_front();
     return b;
   }
 
@@ -128,21 +129,20 @@ class Buffers {
       for (std::size_t i = 0; i < n; i += 64) sum += static_cast<unsigned char>((*buffer)[i]);
       seen_.fetch_add(sum, std::memory_order_relaxed);
       lock.lock();
-      free_list_.push_back(buffer);
+      free_.push_back(buffer);
       lock.unlock();
       given_back_.notify_one();
     }
   }
 
   const bool handing_;
-  std::deque<std::vector<char>> free_;  // all buffers; a deque: pointers to them stay valid
-  std::size_t next_new_ = 0;            // buffers of free_ not lent yet
+  std::deque<std::vector<char>> buffers_;  // a deque: pointers to them stay valid
   std::vector<char>* filling_ = nullptr;
   std::size_t used_ = 0;
   std::mutex mu_;
   std::condition_variable ready_, given_back_;
   std::deque<std::pair<std::vector<char>*, std::size_t>> handed_;
-  std::deque<std::vector<char>*> free_list_;
+  std::deque<std::vector<char>*> free_;  // not lent, nor handed: oldest given back first
   std::atomic<unsigned> seen_{0};  // what the reading thread summed: kept, so its reads are done
 };
 
