@@ -147,7 +147,8 @@ floor_dumps=21
 floor=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" | awk '{ print $1 }')
 # The same with the daemon's chunks (service/chunk_pool.hpp: 1 MiB, 3 kept) handed, once full,
 # to a thread that reads them through: what parsing on another thread adds to the reads.
-floor_handed=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" --buffer-kib 1024 --hand-over 3 | awk '{ print $1 }')
+chunk_kib=1024 chunks=3
+floor_handed=$("$read_floor" --pid "$jvm" --dumps "$floor_dumps" --interval-ms "$interval_ms" --buffer-kib "$chunk_kib" --hand-over "$chunks" | awk '{ print $1 }')
 
 rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon/status")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$daemon/status")
@@ -173,7 +174,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
     -v cpu_full=$((cpu3 - cpu2)) -v ok_full=$((ok3 - ok2)) -v sp2="$safepoint2" -v sp3="$safepoint3" \
     -v m50="$(median metrics p50)" -v m99="$(median metrics p99)" \
     -v h50="$(median healthz p50)" -v h99="$(median healthz p99)" -v rounds="$rounds" -v per_thread="$per_thread" \
-    -v floor="$floor" -v floor_handed="$floor_handed" -v floor_dumps="$floor_dumps" -v io_ms="$io_ms" -v windows="$windows" -v window="$window" 'BEGIN {
+    -v floor="$floor" -v floor_handed="$floor_handed" -v chunk_kib="$chunk_kib" -v floor_dumps="$floor_dumps" -v io_ms="$io_ms" -v windows="$windows" -v window="$window" 'BEGIN {
   printf "ring:     %d dumps, raw text %.1f MiB, stored %.1f MiB (%.1f%% of the text)\n", n, raw / 1048576, ring / 1048576, 100 * ring / raw
   printf "memory:   daemon RSS %.1f MiB (peak %.1f MiB) with the full ring; goal <= 32 MiB\n", rss / 1024, hwm / 1024
   cpu_ms = 1000 * cpu / hz / ok; pause_ms = 1000 * (sp1 - sp0) / ok
@@ -186,7 +187,7 @@ awk -v rss="$rss" -v hwm="$hwm" -v ring="$ring" -v raw="$raw" -v n="$samples" \
   if (split(windows, w, " ") == 8)
     printf "windows:  %d of %s s with the ring full: daemon CPU per sample median %.2f ms (%.2f-%.2f), JVM safepoint median %.2f ms, ratio median %.3f (%.3f-%.3f; goal <= 0.10)\n", w[8], window, w[1], w[2], w[3], w[7], w[4], w[5], w[6]
   if (floor != "") printf "io floor: a plain blocking reader spends %.2f ms of CPU per reply of this JVM (median of %d); the io thread %.2f ms per sample (%.1fx)\n", floor, floor_dumps, io_ms, io_ms / floor
-  if (floor_handed != "") printf "          handing 1 MiB chunks to a reading thread as the daemon does: %.2f ms (the io thread %.1fx)\n", floor_handed, io_ms / floor_handed
+  if (floor_handed != "") printf "          handing %d KiB chunks to a reading thread as the daemon does: %.2f ms (the io thread %.1fx)\n", chunk_kib, floor_handed, io_ms / floor_handed
   printf "/metrics: p50 %.2f ms, p99 %.2f ms at 50 req/s while sampling (medians of %d slices; goal p99 <= 5 ms)\n", m50, m99, rounds
   printf "/healthz: p50 %.2f ms, p99 %.2f ms (same server, trivial handler); /metrics p50 is %.2fx, p99 is %.2fx (goal p99 <= 1.5x)\n", h50, h99, m50 / h50, m99 / h99
 }'
