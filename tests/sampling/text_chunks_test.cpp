@@ -107,3 +107,45 @@ TEST_CASE("text chunks: a buffer lent again is used as it was, nothing written p
   CHECK(pool.substr(0, 4) == "xyza");
   CHECK(pool.find_first_not_of('a', 3) == std::string::npos);  // the rest as the last text left it
 }
+
+// The daemon's setting (TextChunks::hold_first): its processing thread wakes for each buffer
+// given, so the first waits for the second, or for the text's end, and goes just before it.
+TEST_CASE("text chunks: hold_first gives the first buffer with the second, and the rest as they fill", "[attach][chunks]") {
+  lockwatch::test::LentBuffers consumer(8192);
+  auto chunks = consumer.chunks();
+  chunks.hold_first = true;
+  std::string text;
+  for (int i = 0; text.size() < 4 * 8192; ++i) text += std::to_string(i) + '\n';
+  ChunkedText out(chunks);
+  std::string_view rest = text;
+  // Reads of 3000 bytes, as a socket gives them, until `upto` bytes of the text are added.
+  const auto read_until = [&](std::size_t upto) {
+    while (out.bytes() < upto) {
+      const auto landed = read_into(out, rest.substr(0, std::min<std::size_t>(3000, upto - out.bytes())));
+      out.add(landed);
+      rest.remove_prefix(landed.size());
+    }
+  };
+  SECTION("a text of up to two buffers comes at its end, in order") {
+    read_until(8192 + 4000);
+    CHECK(consumer.given.empty());  // the first is full, and kept
+    out.flush();
+    REQUIRE(consumer.given.size() == 2);
+    CHECK(consumer.given[0] == text.substr(0, 8192));
+    CHECK(consumer.given[1] == text.substr(8192, 4000));
+  }
+  SECTION("a longer one: the first two when the second fills, then each as it fills") {
+    read_until(2 * 8192 - 1);
+    CHECK(consumer.given.empty());
+    read_until(2 * 8192);
+    CHECK(consumer.given.size() == 2);
+    read_until(3 * 8192);
+    CHECK(consumer.given.size() == 3);
+    read_until(text.size());
+    out.flush();
+    CHECK(consumer.text() == text);
+  }
+  // Kept, not copied: each buffer given is the one lent, and nothing of the text is lost.
+  for (std::size_t i = 0; i < consumer.given.size(); ++i) CHECK(consumer.given[i].data() == consumer.lent[i]);
+  for (const auto size : consumer.given_sizes) CHECK(size >= 8192);
+}

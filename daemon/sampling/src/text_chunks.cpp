@@ -40,10 +40,24 @@ void ChunkedText::add(std::string_view text) {
 }
 
 void ChunkedText::give_if_full() {
-  if (lent_ && fill_ == buffer_.size()) flush();
+  if (!lent_ || fill_ != buffer_.size()) return;
+  if (chunks_.hold_first && !past_first_) return keep_first();
+  flush();
+}
+
+// The text's first full buffer waits (TextChunks::hold_first); the next one is lent meanwhile.
+void ChunkedText::keep_first() {
+  past_first_ = true;
+  first_ = std::exchange(buffer_, std::string());
+  lent_ = false;
+  fill_ = 0;
 }
 
 void ChunkedText::flush() {
+  if (!first_.empty()) {
+    const auto size = first_.size();  // full: all of it is text
+    chunks_.give(std::exchange(first_, std::string()), size);
+  }
   if (!lent_ || fill_ == 0) return;
   lent_ = false;
   chunks_.give(std::move(buffer_), std::exchange(fill_, 0));

@@ -21,7 +21,8 @@ class ChunkPool {
   /// The size of a chunk: what the daemon lends for a reply to be read into. Each full chunk
   /// is a post that may wake the processing thread: a 1000-thread JVM's 1.3 MB reply is 2
   /// posts at 1 MiB, 6 at 256 KiB, and the processing thread's CPU per sample followed the
-  /// wakes (~10% less at 1 MiB, two builds sampling one JVM, docs/performance.md).
+  /// wakes (~10% less at 1 MiB, two builds sampling one JVM, docs/performance.md). The first
+  /// goes with the second (sampling::TextChunks::hold_first): one wake for such a reply.
   static constexpr std::size_t chunk_bytes = 1024 * 1024;
   /// Three: a reply of two chunks and the first of the next, ~what 8 of 256 KiB kept.
   static constexpr std::size_t keep = 3;

@@ -384,7 +384,9 @@ void Daemon::Impl::on_dump(sampling::DumpEvent event) {
 
 // Each post may wake the processing thread (a futex and two context switches), and each read
 // of the socket is a round of the event loop: the reply is read straight into buffers of
-// ChunkPool::chunk_bytes, each posted once full. A read takes all the socket holds (the JVM's
+// ChunkPool::chunk_bytes, each posted once full - the first with the second, or at the
+// reply's end (TextChunks::hold_first), so a reply of up to two wakes the processing thread
+// once, after the reads rather than among them. A read takes all the socket holds (the JVM's
 // side buffers ~200 KiB): a 1.5 MB dump in ~10 reads and 2 posts, where reads of 64 KiB
 // copied into buffers took ~25 reads and a copy of every byte. Buffers of 256 KiB (6 posts)
 // woke the processing thread twice as often, and its CPU per sample was ~10% higher
@@ -409,7 +411,9 @@ sampling::TextChunks Daemon::Impl::text_chunks(const std::shared_ptr<Watched>& w
     });
   };
   auto past_thread_bound = [past] { return past->load(std::memory_order_relaxed); };
-  return {std::move(take), std::move(give), std::move(past_thread_bound)};
+  sampling::TextChunks out{std::move(take), std::move(give), std::move(past_thread_bound)};
+  out.hold_first = true;
+  return out;
 }
 
 // The chunk is parsed and written to the ring at once: no dump's text is held whole. True

@@ -34,6 +34,16 @@ struct TextChunks {
   /// Called on the reader's thread while the consumer works on its own: it must be cheap
   /// and thread-safe (an atomic flag).
   std::function<bool()> past_thread_bound;
+  /// The text's first full buffer waits for the second to fill, or for the text to end, and
+  /// is given just before it; the buffers after it are given as they fill. Why: a consumer
+  /// woken for each buffer (the daemon's processing thread) then wakes once for a text of up
+  /// to two buffers - a 1000-thread JVM's 1.3 MB reply in the daemon's 1 MiB - and works
+  /// after the reader instead of beside it. On a machine of two CPUs the reader, the JVM's
+  /// writer and the consumer had taken turns: the reader waited ~5 times a reply instead of
+  /// ~3, the consumer ~2.3 times instead of ~1.6 (docs/performance.md). The reader holds at
+  /// most two buffers either way. A reply past the thread bound is given up a buffer later;
+  /// its bytes stay bounded by the reply's own bound meanwhile.
+  bool hold_first = false;
   explicit operator bool() const noexcept { return take && give; }
 };
 
@@ -52,9 +62,9 @@ class ChunkedText {
   std::span<char> space();
   /// `text` is the next text. When it begins where space() began it is already in place and
   /// only counted; otherwise it is copied in, over as many buffers as it needs. A buffer is
-  /// given once it is full.
+  /// given once it is full (the first one later with TextChunks::hold_first).
   void add(std::string_view text);
-  /// Gives the buffer being filled, if it holds any text.
+  /// Gives the buffer being filled, if it holds any text (after a first one still kept).
   void flush();
 
   std::size_t bytes() const noexcept { return bytes_; }  // text added so far
@@ -62,8 +72,11 @@ class ChunkedText {
  private:
   void ensure_buffer();
   void give_if_full();
+  void keep_first();
 
   TextChunks chunks_;
+  std::string first_;   // the text's first full buffer while hold_first keeps it (never empty then)
+  bool past_first_ = false;
   std::string buffer_;  // while lent, its size is its capacity; the first fill_ bytes are text
   std::size_t fill_ = 0;
   bool lent_ = false;
