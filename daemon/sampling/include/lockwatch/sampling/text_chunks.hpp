@@ -39,10 +39,11 @@ struct TextChunks {
   /// woken for each buffer (the daemon's processing thread) then wakes once for a text of up
   /// to two buffers - a 1000-thread JVM's 1.3 MB reply in the daemon's 1 MiB - and works
   /// after the reader instead of beside it. On a machine of two CPUs the reader, the JVM's
-  /// writer and the consumer had taken turns: the reader waited ~5 times a reply instead of
-  /// ~3, the consumer ~2.3 times instead of ~1.6 (docs/performance.md). The reader holds at
-  /// most two buffers either way. A reply past the thread bound is given up a buffer later;
-  /// its bytes stay bounded by the reply's own bound meanwhile.
+  /// writer and the consumer had taken turns: the reader waited ~5 times a sample instead of
+  /// ~3, the consumer ~2.3 times instead of ~1.6 (docs/performance.md). The reader then holds
+  /// up to two buffers instead of one (the daemon's pool keeps three anyway). A reply past the
+  /// thread bound is given up a buffer later; its bytes stay bounded by the reply's own bound
+  /// meanwhile.
   bool hold_first = false;
   explicit operator bool() const noexcept { return take && give; }
 };
