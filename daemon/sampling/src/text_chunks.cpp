@@ -48,9 +48,7 @@ void ChunkedText::give_if_full() {
 // The text's first full buffer waits (TextChunks::hold_first); the next one is lent meanwhile.
 void ChunkedText::keep_first() {
   past_first_ = true;
-  first_ = std::exchange(buffer_, std::string());
-  lent_ = false;
-  fill_ = 0;
+  first_ = take_lent();
 }
 
 void ChunkedText::flush() {
@@ -59,9 +57,15 @@ void ChunkedText::flush() {
     chunks_.give(std::exchange(first_, std::string()), size);
   }
   if (!lent_ || fill_ == 0) return;
+  const auto text_bytes = fill_;
+  chunks_.give(take_lent(), text_bytes);
+}
+
+// The lent buffer, no longer this one's to fill.
+std::string ChunkedText::take_lent() {
   lent_ = false;
-  chunks_.give(std::move(buffer_), std::exchange(fill_, 0));
-  buffer_ = std::string();
+  fill_ = 0;
+  return std::exchange(buffer_, std::string());
 }
 
 }  // namespace lockwatch::sampling

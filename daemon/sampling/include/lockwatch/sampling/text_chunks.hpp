@@ -74,6 +74,7 @@ class ChunkedText {
   void ensure_buffer();
   void give_if_full();
   void keep_first();
+  std::string take_lent();
 
   TextChunks chunks_;
   std::string first_;   // the text's first full buffer while hold_first keeps it (never empty then)
