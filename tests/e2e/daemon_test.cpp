@@ -179,6 +179,41 @@ TEST_CASE("run: SIGTERM at any moment of a busy daemon's sampling stops it", "[e
   }
 }
 
+// A target is published at most once a second: a sample sooner waits for the next sample, and
+// only when none comes does the io thread's timer have it published, 1.25 s after the last
+// publication. The JVM is stopped at moments spread over the interval, so that the last sample
+// before it is sometimes one that waits: it must reach /metrics long before the dump left
+// hanging gives up (`timeout`, 30 s here), with no sample after it.
+TEST_CASE("run: the last sample before a target stops answering is on /metrics within 1.25 s", "[e2e][jvm]") {
+  auto jvm = start_jvm("MonitorContention");
+  const auto dir = scratch("published");
+  test::write_file(dir / "lockwatch.yaml", "interval: 300ms\ntimeout: 30s\nincidents:\n  enabled: false\n");
+  Daemon d({"--config", (dir / "lockwatch.yaml").string(), "--pid", std::to_string(jvm->pid())});
+  const auto ring_now = [&] {  // the target's state itself, read under its lock, not the exporter's
+    static const std::regex samples(R"re("samples":([0-9]+))re");
+    std::smatch m;
+    const auto body = d.get("/api/v1/targets").body;
+    return std::regex_search(body, m, samples) ? std::stod(m[1]) : -1.0;
+  };
+  const auto published = [&] { return metric(d.metrics(), "lockwatch_ring_samples", {}).value_or(-1); };
+  for (int round = 0; round < 4; ++round) {
+    INFO("round " << round);
+    const double before = ring_now();
+    REQUIRE(eventually([&] { return ring_now() >= before + 4; }));  // sampling
+    std::this_thread::sleep_for(std::chrono::milliseconds(70 * round));
+    REQUIRE(::kill(jvm->pid(), SIGSTOP) == 0);
+    const auto stopped = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(500ms);  // a reply already read is processed
+    const double last = ring_now();
+    while (published() != last && std::chrono::steady_clock::now() - stopped < 20s) std::this_thread::sleep_for(50ms);
+    const auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+    CHECK(published() == last);
+    CHECK(ring_now() == last);  // no sample came after it: the timer published it
+    CHECK(waited < 3.0);        // 1.25 s, and a busy machine's slack
+    REQUIRE(::kill(jvm->pid(), SIGCONT) == 0);
+  }
+}
+
 TEST_CASE("run: lockwatch without lockwatch-daemon beside it says so and exits 1", "[e2e]") {
   const auto dir = scratch("lonely");
   fs::copy_file(lockwatch_binary(), dir / "lockwatch");
