@@ -143,30 +143,17 @@ void Daemon::Impl::shutdown() {
   rescan_timer.cancel();
   beat_timer.cancel();
   // The processing thread may be publishing a sample right now, and a publication arms a timer
-  // in the io thread's reactor. So the io thread runs until the processing thread, behind what
-  // it has queued, has stopped every publication, and then cancels their timers: a timer armed
-  // after io.run() returned would never fire (when its handler ran on the processing thread,
-  // worker.join() waited for it forever: a daemon hung on SIGTERM), and one left waiting would
-  // hold the daemon for up to 1.25 s.
+  // in the io thread's reactor. Had io.run() returned meanwhile (nothing else left for it), that
+  // wait would never end, and worker.join() would wait for it forever (seen: a daemon hung on
+  // SIGTERM). So the io thread runs until the processing thread, behind what it has queued, has
+  // stopped every publication (a publication due would also hold the daemon for up to a second).
   asio::post(worker, [self = shared_from_this(), all = targets] {
-    std::vector<std::shared_ptr<Watched>> gone;
     for (const auto& [key, w] : all) {
       std::lock_guard lock(w->mu);
       w->removed = true;
-      gone.push_back(w);
-    }
-    self->cancel_publications(std::move(gone));
-    asio::post(self->io, [self] { self->io_until_published.reset(); });
-  });
-}
-
-// From the processing thread, after it set `removed` on each: it arms no timer after that, and
-// the io thread's handler arms none again, so the io thread may touch them (the timer is the
-// io thread's while its handler runs).
-void Daemon::Impl::cancel_publications(std::vector<std::shared_ptr<Watched>> gone) {
-  asio::post(io, [gone = std::move(gone)] {
-    for (const auto& w : gone)
       if (w->publish_timer) w->publish_timer->cancel();
+    }
+    asio::post(self->io, [self] { self->io_until_published.reset(); });
   });
 }
 
@@ -181,13 +168,9 @@ void Daemon::Impl::start_acting_as_targets() {
                                          {"idle_gid", std::to_string(config.attach.idle_gid)}});
 }
 
-// Liveness of the daemon itself: the processing thread finished a sample, or answered a post,
-// within the last second or two. Each sample's processing stamps the beat as it ends (process),
-// so the post goes only when no sample did within the last second: at intervals under a second
-// it would have woken the processing thread once more a second for nothing.
+// Liveness of the daemon itself: the processing thread answers a post within a second.
 void Daemon::Impl::beat() {
-  if (steady_ns() - worker_beat.load() >= std::chrono::nanoseconds(1s).count())
-    asio::post(worker, [self = shared_from_this()] { self->worker_beat = steady_ns(); });
+  asio::post(worker, [self = shared_from_this()] { self->worker_beat = steady_ns(); });
   beat_timer.expires_after(1s);
   beat_timer.async_wait([this](boost::system::error_code ec) {
     if (!ec && !stopping) beat();
@@ -274,8 +257,8 @@ void Daemon::Impl::remove_target(sampling::TargetKey key) {
   asio::post(worker, [self = shared_from_this(), w] {
     std::lock_guard lock(w->mu);
     w->removed = true;
+    if (w->publish_timer) w->publish_timer->cancel();
     self->exporter.remove(w->label);
-    self->cancel_publications({w});
   });
 }
 
@@ -478,60 +461,38 @@ void Daemon::Impl::process(const std::shared_ptr<Watched>& w, sampling::DumpEven
     w->form_note = Watched::FormNote{form, *evidence, std::chrono::steady_clock::now()};
   }
   scheduler.processed(w->key, seq, w->state.last_outcome(), streamed_cost + (std::chrono::steady_clock::now() - started));
-  worker_beat = steady_ns();  // the liveness beat (beat): this thread runs
 }
 
 // A publication serializes every family of the target that changed (~0.3 ms for a 1000-thread
 // JVM, a tenth of what a sample costs), and Prometheus scrapes every 15-60 s. So a target is
-// published at most once per kPublishEvery: a sample sooner than that waits, and the first
-// sample after the second is up publishes it with its own (the counters are totals, and
-// durations accumulate until taken). Only when no sample comes by kPublishLate past the
-// second does a timer publish it: /metrics is at most kPublishEvery + kPublishLate behind.
-// Why the sample and not the timer: a timer's publication woke the processing thread once more
-// a second and ran with none of the target's state in cache (~5% of the daemon's CPU at 5 Hz in
-// a profile); published by the samples, the daemon spent 2.5-5% less (docs/performance.md).
+// published at most once per kPublishEvery: a sample sooner than that is published when the
+// second is up, together with any that follow it (the counters are totals, and durations
+// accumulate until taken), and /metrics is at most that far behind the latest sample.
 constexpr auto kPublishEvery = std::chrono::seconds(1);
-constexpr auto kPublishLate = std::chrono::milliseconds(250);
-
-constexpr std::int64_t ns(std::chrono::nanoseconds d) { return d.count(); }
 
 void Daemon::Impl::publish(const std::shared_ptr<Watched>& w) {
-  if (w->removed) return;
-  if (steady_ns() - w->published_ns >= ns(kPublishEvery)) return publish_now(*w);
-  w->publish_pending = true;
-  if (w->publish_armed.exchange(true)) return;  // the timer waits already
+  if (w->removed || w->publish_due) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - w->published >= kPublishEvery) {
+    w->published = now;
+    exporter.update(metrics_of(*w));
+    return;
+  }
+  // The timer waits in the io thread's reactor and its handler runs here. Why: a timer of the
+  // processing thread's own gives its pool a reactor, and then every post to it (6-8 per
+  // sample: the reply's buffers, the record) interrupts that reactor while holding the pool's
+  // lock, so the woken thread sleeps once more on the lock: two context switches per post
+  // instead of one, and an epoll_ctl and a futex wake on the io thread.
   if (!w->publish_timer) w->publish_timer.emplace(io.get_executor());
-  wait_to_publish(w);
-}
-
-// On the processing thread, with the target's mutex held.
-void Daemon::Impl::publish_now(Watched& w) {
-  w.published_ns = steady_ns();
-  w.publish_pending = false;
-  exporter.update(metrics_of(w));
-}
-
-// By the thread that holds publish_armed. The handler runs on the io thread: a timer of the
-// processing thread's own would give its pool a reactor, and then every post to it (the
-// reply's buffers, the record) interrupts that reactor while holding the pool's lock, so the
-// woken thread sleeps once more on the lock: two context switches per post instead of one.
-void Daemon::Impl::wait_to_publish(const std::shared_ptr<Watched>& w) {
-  const auto due = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(w->published_ns.load()));
-  w->publish_timer->expires_at(due + kPublishEvery + kPublishLate);
-  w->publish_timer->async_wait([self = shared_from_this(), w](boost::system::error_code ec) { self->publish_late(w, ec); });
-}
-
-// The io thread, holding publish_armed. It lets go of the timer before it looks whether a sample
-// still waits, and takes it again to act: a sample that comes in between arms it itself.
-void Daemon::Impl::publish_late(const std::shared_ptr<Watched>& w, boost::system::error_code ec) {
-  w->publish_armed = false;
-  if (ec || w->removed || !w->publish_pending || w->publish_armed.exchange(true)) return;
-  if (steady_ns() - w->published_ns < ns(kPublishEvery)) return wait_to_publish(w);  // a sample published since
-  w->publish_armed = false;
-  asio::post(worker, [self = shared_from_this(), w] {
+  w->publish_due = true;
+  w->publish_timer->expires_at(w->published + kPublishEvery);
+  w->publish_timer->async_wait(asio::bind_executor(worker, [self = shared_from_this(), w](boost::system::error_code ec) {
     std::lock_guard lock(w->mu);
-    if (!w->removed && w->publish_pending) self->publish_now(*w);
-  });
+    w->publish_due = false;
+    if (ec || w->removed) return;  // cancelled: the target went, or the daemon stops
+    w->published = std::chrono::steady_clock::now();
+    self->exporter.update(metrics_of(*w));
+  }));
 }
 
 // Parsing a dump allocates and frees megabytes; glibc keeps freed pages unless asked, and a

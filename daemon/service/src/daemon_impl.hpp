@@ -6,14 +6,12 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <regex>
 #include <string>
-#include <vector>
 
 #include "lockwatch/exporter/exporter.hpp"
 #include "lockwatch/http/router.hpp"
@@ -79,15 +77,11 @@ struct Watched {
   std::uint64_t stream_token = 0;    // the dump whose text state's stream holds
   std::uint64_t closed_token = 0;    // dumps up to this one were delivered: their chunks are dropped
   std::chrono::steady_clock::duration stream_cost{};  // processing time spent on the stream's chunks
-  // Its publications to the exporter (Daemon::Impl::publish), made on the processing thread by
-  // a sample, or by a post of the late timer's when no sample came. The timer is touched only
-  // by whichever thread set publish_armed (the processing thread arms it, the io thread runs
-  // it and may wait again); the flags are read across the two.
-  std::atomic<std::int64_t> published_ns{0};  // steady-clock ns of the latest publication
-  std::atomic<bool> publish_pending{false};   // a sample not yet published
-  std::atomic<bool> publish_armed{false};     // the late timer waits, or its handler runs
-  std::optional<boost::asio::steady_timer> publish_timer;  // made on first use, in the io thread's reactor
-  std::atomic<bool> removed{false};  // its series are gone from the exporter, or the daemon stops: nothing publishes it again
+  // Its publications to the exporter (Daemon::Impl::publish), on the processing thread.
+  std::chrono::steady_clock::time_point published{};
+  std::optional<boost::asio::steady_timer> publish_timer;  // made on first use; waits on the io thread, fires on the processing thread
+  bool publish_due = false;  // the timer runs: the latest sample is published when it fires
+  bool removed = false;      // its series are gone from the exporter, or the daemon stops: nothing publishes it again
 };
 
 struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
@@ -119,10 +113,6 @@ struct Daemon::Impl : std::enable_shared_from_this<Daemon::Impl> {
   /// The target's latest state to the exporter, at most once per kPublishEvery (w->mu held,
   /// processing thread).
   void publish(const std::shared_ptr<Watched>& w);
-  void publish_now(Watched& w);
-  void wait_to_publish(const std::shared_ptr<Watched>& w);
-  void publish_late(const std::shared_ptr<Watched>& w, boost::system::error_code ec);
-  void cancel_publications(std::vector<std::shared_ptr<Watched>> gone);
   void log_outcome(Watched& w, bool burst);
   void trim_heap();
   void trim_heap_after_incident();
