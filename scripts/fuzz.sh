@@ -31,6 +31,7 @@ seconds=0
 max_len=
 found_total=0
 failed=0
+findings=()  # "target<TAB>saved file<TAB>fuzz log", reported again at the very end
 
 log() { printf '%s\n' "$*"; }
 die() { printf 'fuzz.sh: %s\n' "$*" >&2; exit 2; }
@@ -136,7 +137,29 @@ collect_crashes() {
         fi
         cp "$f" "$repo/tests/fuzz/crashes/$t/"
         log "saved finding: tests/fuzz/crashes/$t/$(basename "$f")"
+        findings+=("$t"$'\t'"$repo/tests/fuzz/crashes/$t/$(basename "$f")"$'\t'"$build/fuzz-$t.log")
         found=$((found + 1))
+    done
+}
+
+# A finding is told again after every target has run, where the last lines of a CI log show
+# it: which target, the fuzzer's or sanitizer's words, and the input itself (base64 up to
+# 4 KiB, enough for every default --max-len but perfdata's), so it can be replayed from the
+# log alone when the machine that found it is gone.
+report_findings() {
+    local entry t file fuzz_log size
+    for entry in "${findings[@]}"; do
+        IFS=$'\t' read -r t file fuzz_log <<<"$entry"
+        size=$(stat -c %s "$file")
+        log "-- finding of $t: ${file#"$repo"/} ($size bytes)"
+        grep -m 8 -E '_fuzzer: |^==[0-9]+==ERROR|^SUMMARY|runtime error|^ +(error|whole|other): |^    #[0-4] ' "$fuzz_log" | sed 's/^/   /' || true
+        if (( size <= 4096 )); then
+            log "   input, base64 (base64 -d > FILE; build-fuzz/tests/fuzz/lockwatch_${t}_fuzzer FILE):"
+            base64 -w 100 "$file" | sed 's/^/   /'
+        else
+            log "   input: the first 512 bytes of $size, base64:"
+            head -c 512 "$file" | base64 -w 100 | sed 's/^/   /'
+        fi
     done
 }
 
@@ -171,6 +194,7 @@ main() {
     t_runs=$(( runs / n > 0 ? runs / n : 1 ))
     (( seconds > 0 )) && t_seconds=$(( seconds / n > 0 ? seconds / n : 1 ))
     for t in "${targets[@]}"; do fuzz_one "$t" "$t_runs" "$t_seconds"; done
+    report_findings
     log "crashes: $found_total"
     (( failed == 0 )) || exit 1
 }
