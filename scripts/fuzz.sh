@@ -152,7 +152,9 @@ report_findings() {
         IFS=$'\t' read -r t file fuzz_log <<<"$entry"
         size=$(stat -c %s "$file")
         log "-- finding of $t: ${file#"$repo"/} ($size bytes)"
-        grep -m 8 -E '_fuzzer: |^==[0-9]+==ERROR|^SUMMARY|runtime error|^ +(error|whole|other): |^    #[0-4] ' "$fuzz_log" | sed 's/^/   /' || true
+        grep -m 6 -E '_fuzzer: |^==[0-9]+==ERROR|^SUMMARY|runtime error|^ +(error|whole|other|split): ' "$fuzz_log" | sed 's/^/   /' || true
+        # The first frames of the project's own code, past the handlers of a trap.
+        grep -m 6 -E '^ +#[0-9]+ .* in (lockwatch::|LLVMFuzzerTestOneInput)' "$fuzz_log" | cut -c1-220 | sed 's/^/   /' || true
         if (( size <= 4096 )); then
             log "   input, base64 (base64 -d > FILE; build-fuzz/tests/fuzz/lockwatch_${t}_fuzzer FILE):"
             base64 -w 100 "$file" | sed 's/^/   /'
