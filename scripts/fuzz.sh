@@ -32,6 +32,7 @@ max_len=
 found_total=0
 failed=0
 findings=()  # "target<TAB>saved file<TAB>fuzz log", reported again at the very end
+stopped=()   # "target<TAB>exit status<TAB>fuzz log": a fuzzer that failed without a finding
 
 log() { printf '%s\n' "$*"; }
 die() { printf 'fuzz.sh: %s\n' "$*" >&2; exit 2; }
@@ -147,7 +148,7 @@ collect_crashes() {
 # 4 KiB, enough for every default --max-len but perfdata's), so it can be replayed from the
 # log alone when the machine that found it is gone.
 report_findings() {
-    local entry t file fuzz_log size
+    local entry t file fuzz_log size code
     for entry in "${findings[@]}"; do
         IFS=$'\t' read -r t file fuzz_log <<<"$entry"
         size=$(stat -c %s "$file")
@@ -162,6 +163,11 @@ report_findings() {
             log "   input: the first 512 bytes of $size, base64:"
             head -c 512 "$file" | base64 -w 100 | sed 's/^/   /'
         fi
+    done
+    for entry in "${stopped[@]}"; do
+        IFS=$'\t' read -r t code fuzz_log <<<"$entry"
+        log "-- $t: the fuzzer exited with status $code and no finding; the end of its log:"
+        tail -n 5 "$fuzz_log" | cut -c1-220 | sed 's/^/   /'
     done
 }
 
@@ -182,6 +188,7 @@ fuzz_one() {
     found_total=$((found_total + found))
     if (( found > 0 || status != 0 )); then
         log "$t: fuzzer exit status $status; log: $fuzz_log"
+        (( found > 0 )) || stopped+=("$t"$'\t'"$status"$'\t'"$fuzz_log")
         failed=1
     fi
 }
