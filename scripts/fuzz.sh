@@ -127,7 +127,7 @@ run_fuzzer() {
 # slow-unit-* file is not: it only took longer than 10 s of wall time, which a busy shared
 # machine causes on its own (a real hang exceeds -timeout and is a timeout-*).
 collect_crashes() {
-    local t=$1 artifacts=$2 f
+    local t=$1 artifacts=$2 fuzz_log=$3 f
     found=0
     mkdir -p "$repo/tests/fuzz/crashes/$t"
     for f in "$artifacts"/*; do
@@ -138,14 +138,14 @@ collect_crashes() {
         fi
         cp "$f" "$repo/tests/fuzz/crashes/$t/"
         log "saved finding: tests/fuzz/crashes/$t/$(basename "$f")"
-        findings+=("$t"$'\t'"$repo/tests/fuzz/crashes/$t/$(basename "$f")"$'\t'"$build/fuzz-$t.log")
+        findings+=("$t"$'\t'"$repo/tests/fuzz/crashes/$t/$(basename "$f")"$'\t'"$fuzz_log")
         found=$((found + 1))
     done
 }
 
 # A finding is told again after every target has run, where the last lines of a CI log show
 # it: which target, the fuzzer's or sanitizer's words, and the input itself (base64 up to
-# 4 KiB, enough for every default --max-len but perfdata's), so it can be replayed from the
+# 4 KiB, enough for every default --max-len but perfdata's and ring's), so it can be replayed from the
 # log alone when the machine that found it is gone.
 report_findings() {
     local entry t file fuzz_log size code
@@ -179,7 +179,7 @@ fuzz_one() {
     log "== $t"
     seed_corpus "$t" "$work"
     run_fuzzer "$t" "$t_runs" "$t_seconds" "$work" "$artifacts" "$fuzz_log"
-    collect_crashes "$t" "$artifacts"
+    collect_crashes "$t" "$artifacts" "$fuzz_log"
     log "$t executions: $(stat_of "$fuzz_log" number_of_executed_units)"
     log "$t exec/s: $(stat_of "$fuzz_log" average_exec_per_sec)"
     log "$t new corpus units: $(stat_of "$fuzz_log" new_units_added)"
